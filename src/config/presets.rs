@@ -1,0 +1,176 @@
+//! Built-in presets (embedded from `presets/host/*.toml` and
+//! `presets/device/*.toml` by build.rs) and the loader for user configs.
+//!
+//! A user config is TOML with `[host]` and/or `[device]` tables. Either table
+//! may say `extends = "PRESET"`: the preset is loaded first and the user's
+//! keys override it, table by table, so `[device.ssd.gc] start_free_blocks = 8`
+//! changes one number and keeps the rest.
+
+use super::schema::{DeviceConfig, HostConfig, MachineConfig};
+use toml::{Table, Value};
+
+include!(concat!(env!("OUT_DIR"), "/presets.rs"));
+
+/// The host used when neither `--host` nor a config names one.
+pub const DEFAULT_HOST: &str = "dell-r720-2s";
+/// The device used when neither `--device` nor a config names one.
+pub const DEFAULT_DEVICE: &str = "intel-750-400g";
+
+fn preset_text(kind: &str, name: &str) -> Result<&'static str, String> {
+    let list = if kind == "host" { HOST_PRESETS } else { DEVICE_PRESETS };
+    list.iter().find(|(n, _)| *n == name).map(|(_, t)| *t).ok_or_else(|| {
+        let names: Vec<&str> = list.iter().map(|(n, _)| *n).collect();
+        format!("unknown {kind} preset '{name}' (available: {})", names.join(", "))
+    })
+}
+
+fn preset_table(kind: &str, name: &str) -> Result<Table, String> {
+    let text = preset_text(kind, name)?;
+    let mut doc: Table = toml::from_str(text).map_err(|e| format!("built-in {kind} preset '{name}': {e}"))?;
+    match doc.remove(kind) {
+        Some(Value::Table(t)) => Ok(t),
+        _ => Err(format!("built-in {kind} preset '{name}' has no [{kind}] table")),
+    }
+}
+
+/// Overlay `over` onto `base`, recursing into tables.
+fn merge(base: &mut Table, over: Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(Value::Table(b)), Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+/// Resolve one `[host]`/`[device]` table: its `extends` preset, overlaid with its own keys.
+fn resolve(kind: &str, user: Option<Table>, default: &str) -> Result<Table, String> {
+    let mut user = user.unwrap_or_default();
+    let base_name = match user.remove("extends") {
+        Some(Value::String(s)) => Some(s),
+        Some(_) => return Err(format!("[{kind}] extends must be a preset name (a string)")),
+        None => None,
+    };
+    // A table with no `extends` that is complete on its own is used as is;
+    // an empty one (or none) means the default preset.
+    let mut base = match base_name {
+        Some(n) => preset_table(kind, &n)?,
+        None if user.is_empty() => preset_table(kind, default)?,
+        None => Table::new(),
+    };
+    merge(&mut base, user);
+    Ok(base)
+}
+
+pub fn host_preset(name: &str) -> Result<HostConfig, String> {
+    let t = preset_table("host", name)?;
+    Value::Table(t)
+        .try_into()
+        .map_err(|e: toml::de::Error| format!("host preset '{name}': {e}"))
+}
+
+pub fn device_preset(name: &str) -> Result<DeviceConfig, String> {
+    let t = preset_table("device", name)?;
+    Value::Table(t)
+        .try_into()
+        .map_err(|e: toml::de::Error| format!("device preset '{name}': {e}"))
+}
+
+/// Build the machine from an optional config file's text and optional
+/// `--host`/`--device` names (which override the config's `extends`).
+pub fn load_machine(
+    config: Option<(&str, &str)>,
+    host: Option<&str>,
+    device: Option<&str>,
+) -> Result<MachineConfig, String> {
+    let (mut doc, path) = match config {
+        Some((path, text)) => (toml::from_str::<Table>(text).map_err(|e| format!("{path}: {e}"))?, path),
+        None => (Table::new(), "<built-in>"),
+    };
+    for k in doc.keys() {
+        if k != "host" && k != "device" {
+            return Err(format!(
+                "{path}: unknown top-level table [{k}] (expected [host] and [device])"
+            ));
+        }
+    }
+    let take = |doc: &mut Table, k: &str| -> Result<Option<Table>, String> {
+        match doc.remove(k) {
+            Some(Value::Table(t)) => Ok(Some(t)),
+            Some(_) => Err(format!("{path}: '{k}' must be a table")),
+            None => Ok(None),
+        }
+    };
+    let mut h = take(&mut doc, "host")?;
+    let mut d = take(&mut doc, "device")?;
+    if let Some(name) = host {
+        h.get_or_insert_with(Table::new)
+            .insert("extends".into(), Value::String(name.into()));
+    }
+    if let Some(name) = device {
+        d.get_or_insert_with(Table::new)
+            .insert("extends".into(), Value::String(name.into()));
+    }
+    let host: HostConfig = Value::Table(resolve("host", h, DEFAULT_HOST)?)
+        .try_into()
+        .map_err(|e: toml::de::Error| format!("{path}: [host]: {e}"))?;
+    let device: DeviceConfig = Value::Table(resolve("device", d, DEFAULT_DEVICE)?)
+        .try_into()
+        .map_err(|e: toml::de::Error| format!("{path}: [device]: {e}"))?;
+    Ok(MachineConfig { host, device })
+}
+
+/// (kind, name, description) of every built-in preset.
+pub fn list_presets() -> Vec<(&'static str, &'static str, String)> {
+    let mut out = Vec::new();
+    for (kind, list) in [("host", HOST_PRESETS), ("device", DEVICE_PRESETS)] {
+        for (name, _) in list {
+            let desc = preset_table(kind, name)
+                .ok()
+                .and_then(|t| t.get("description").and_then(|v| v.as_str()).map(String::from))
+                .unwrap_or_default();
+            out.push((kind, *name, desc));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_preset_parses() {
+        for (kind, name, _) in list_presets() {
+            if kind == "host" {
+                host_preset(name).unwrap();
+            } else {
+                device_preset(name).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn user_keys_override_the_extended_preset() {
+        if DEVICE_PRESETS.is_empty() || HOST_PRESETS.is_empty() {
+            return;
+        }
+        let text = format!(
+            "[device]\nextends = \"{DEFAULT_DEVICE}\"\n[device.ssd.gc]\nstart_free_blocks = 77\n[host]\nextends = \"{DEFAULT_HOST}\"\nsockets = 1\n"
+        );
+        let m = load_machine(Some(("t.toml", &text)), None, None).unwrap();
+        assert_eq!(m.device.ssd.unwrap().gc.start_free_blocks, 77);
+        assert_eq!(m.host.sockets, 1);
+        let err = load_machine(Some(("t.toml", "[device]\nextends = \"nope\"\n")), None, None).unwrap_err();
+        assert!(err.contains("unknown device preset 'nope'"), "{err}");
+        let err = load_machine(
+            Some(("t.toml", "[device]\nextends = \"intel-750-400g\"\nbogus = 1\n")),
+            None,
+            None,
+        )
+        .unwrap_err();
+        assert!(err.contains("bogus"), "{err}");
+    }
+}

@@ -1,0 +1,224 @@
+//! Typed form of the machine config. Field units are in the names
+//! (`_ns`, `_bytes`, `_bytes_per_s`) so a TOML reader never has to guess.
+
+use serde::{Deserialize, Serialize};
+
+/// The whole simulated machine.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineConfig {
+    pub host: HostConfig,
+    pub device: DeviceConfig,
+}
+
+/// CPU topology and CPU costs of the Linux I/O path.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    pub name: String,
+    pub description: String,
+    /// Where the numbers come from (free text, also shown by `nvmesim presets`).
+    #[serde(default)]
+    pub source: String,
+    pub sockets: u32,
+    pub cores_per_socket: u32,
+    /// Hardware threads per core (SMT). Logical CPUs = sockets * cores_per_socket * threads_per_core.
+    #[serde(default = "one")]
+    pub threads_per_core: u32,
+    pub clock_ghz: f64,
+    pub costs: HostCosts,
+    pub scheduler: SchedulerConfig,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// CPU time, in nanoseconds, of each step of the block I/O path. These are
+/// charged to the core the step runs on (submission: the issuing thread's
+/// core; completion: the core that takes the CQ's interrupt).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostCosts {
+    /// io_submit/io_uring_enter (or pread/pwrite) entry + exit, per call.
+    pub syscall_ns: u64,
+    /// Per I/O in the submit call: iocb/SQE copy, bio allocation and setup, direct-I/O page pinning.
+    pub bio_setup_ns: u64,
+    /// blk-mq: get a tag, build the request, insert it into the software queue (ctx), per I/O.
+    pub blk_mq_insert_ns: u64,
+    /// Hold time of a software-queue (ctx) lock for one insert or one dispatch.
+    pub sw_queue_lock_hold_ns: u64,
+    /// blk-mq dispatch from ctx to hctx and the nvme driver's queue_rq (build the SQE, copy it into the SQ), per I/O.
+    pub nvme_queue_rq_ns: u64,
+    /// Hold time of the NVMe SQ lock while copying a command in and ringing the doorbell.
+    pub sq_lock_hold_ns: u64,
+    /// An uncached MMIO doorbell write, per doorbell ring.
+    pub doorbell_mmio_ns: u64,
+    /// Hard-interrupt entry/exit for one MSI-X vector.
+    pub irq_entry_ns: u64,
+    /// Per completed CQE in the nvme driver's interrupt handler: read CQE, find request, end the request, free the tag, ring the CQ doorbell (amortized).
+    pub cqe_handle_ns: u64,
+    /// Per I/O: bio completion and waking/signalling the issuing context (aio ring event or io_uring CQE).
+    pub bio_complete_ns: u64,
+    /// io_getevents/io_uring wait to reap completions, per call.
+    pub reap_syscall_ns: u64,
+    /// Per I/O reaped by the application (copy event, fio accounting).
+    pub reap_per_io_ns: u64,
+    /// fio's own user-space work per I/O (offset generation, stats).
+    pub app_per_io_ns: u64,
+    /// Sleep/wake of a thread that blocks on I/O (sync engines, waiting for completions): context switch in + out.
+    pub context_switch_ns: u64,
+    /// Moving a contended cache line between two cores of the same socket.
+    pub cacheline_same_socket_ns: u64,
+    /// Moving a contended cache line between cores on different sockets.
+    pub cacheline_cross_socket_ns: u64,
+    /// Inter-processor interrupt to complete on the submitting core (rq_affinity), sender + receiver.
+    pub ipi_ns: u64,
+}
+
+/// The seeded model of the Linux scheduler for unpinned threads.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulerConfig {
+    /// Mean time between migration decisions for an unpinned thread (exponential).
+    pub migration_interval_ns: u64,
+    /// Probability that a migration decision moves the thread to another allowed CPU.
+    pub migration_probability: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceConfig {
+    pub name: String,
+    pub description: String,
+    #[serde(default)]
+    pub source: String,
+    /// `ssd` (the full model) or `null` (completes at once, like Linux null_blk).
+    pub kind: DeviceKind,
+    pub pcie: PcieConfig,
+    pub nvme: NvmeConfig,
+    /// Absent for `kind = "null"`.
+    pub ssd: Option<SsdConfig>,
+    /// Datasheet figures the `datasheet` scenario compares against.
+    #[serde(default)]
+    pub datasheet: Option<DatasheetFigures>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeviceKind {
+    Ssd,
+    Null,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcieConfig {
+    /// Usable payload bandwidth of the link in each direction (after 128b/130b and TLP overheads).
+    pub bandwidth_bytes_per_s: u64,
+    /// One-way latency of a posted write (doorbell, CQE, MSI-X) through the root complex.
+    pub posted_write_ns: u64,
+    /// Round trip of a device read of host memory (SQE fetch, write-data fetch): request + completion.
+    pub read_round_trip_ns: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NvmeConfig {
+    /// Number of I/O queue pairs the controller supports (Number of Queues feature).
+    pub max_io_queues: u32,
+    /// Maximum entries per I/O queue (CAP.MQES + 1).
+    pub max_queue_entries: u32,
+    /// Queue entries the Linux driver uses per SQ (nvme io_queue_depth, default 1024), capped by max_queue_entries.
+    pub driver_queue_depth: u32,
+    /// Commands the controller can hold in flight at once (command slots).
+    pub command_slots: u32,
+    /// Arbitration burst: SQEs fetched from one SQ per arbitration visit (2^AB).
+    pub arbitration_burst: u32,
+    /// Firmware (controller CPU) time to decode and dispatch one command.
+    pub firmware_ns_per_command: u64,
+    /// Controller cores running the command firmware in parallel.
+    pub firmware_cores: u32,
+    /// Firmware time to post one completion (build CQE, update head pointers).
+    #[serde(default)]
+    pub firmware_ns_per_completion: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SsdConfig {
+    /// Capacity the host sees (bytes).
+    pub user_capacity_bytes: u64,
+    /// FTL mapping unit (logical page), normally 4 KiB.
+    pub mapping_unit_bytes: u32,
+    pub nand: NandConfig,
+    pub cache: WriteCacheConfig,
+    pub gc: GcConfig,
+    /// Die scheduling between user reads, user writes and GC.
+    #[serde(default)]
+    pub die_scheduler: DieSchedulerKind,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NandConfig {
+    pub channels: u32,
+    pub dies_per_channel: u32,
+    pub planes_per_die: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    pub page_bytes: u32,
+    /// Pages written by one program operation per plane (1 for SLC/MLC page programming, 3 for TLC one-shot).
+    #[serde(default = "one")]
+    pub pages_per_program: u32,
+    /// Array read time tR.
+    pub read_ns: u64,
+    /// Program time tPROG for one program operation.
+    pub program_ns: u64,
+    /// Block erase time tBERS.
+    pub erase_ns: u64,
+    /// Channel (ONFI/Toggle bus) transfer rate.
+    pub channel_bytes_per_s: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteCacheConfig {
+    /// DRAM buffer for write data (write-back); a write completes to the host once its data is in here.
+    pub capacity_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GcConfig {
+    /// Start background GC on a plane when its free blocks drop to this.
+    pub start_free_blocks: u32,
+    /// Stop GC when free blocks climb back to this.
+    pub stop_free_blocks: u32,
+    /// Below this, GC takes priority over user writes on the die (foreground GC).
+    pub urgent_free_blocks: u32,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DieSchedulerKind {
+    /// Reads before writes before GC (unless GC is urgent).
+    #[default]
+    ReadFirst,
+    /// One FIFO across all operation types.
+    Fifo,
+}
+
+/// Datasheet figures (from the vendor's sheet) for the calibration scenario.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatasheetFigures {
+    pub source: String,
+    pub rand_read_4k_iops: f64,
+    pub rand_write_4k_iops: f64,
+    /// True when `rand_write_4k_iops` is a steady-state figure.
+    pub rand_write_is_steady_state: bool,
+    pub seq_read_128k_bytes_per_s: f64,
+    pub seq_write_128k_bytes_per_s: f64,
+    pub read_latency_4k_qd1_ns: f64,
+}

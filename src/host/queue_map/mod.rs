@@ -1,0 +1,71 @@
+//! Queue maps: the policy that decides which hardware queue (blk-mq hctx, and
+//! with it which NVMe submission queue) a request goes to. This is where the
+//! schemes under study differ; `per-core` is Linux's stock mapping.
+//!
+//! A policy is a trait so new ones drop in; the hot path never calls it: the
+//! machine asks the policy once per (cpu, direction, priority class) at setup
+//! and keeps the answers in a flat table ([`QueueMapTable`]).
+
+mod per_core;
+pub use per_core::{spread_cpus, PerCore};
+
+use crate::host::cpu::Topology;
+use crate::workload::{Ddir, IoPrio};
+
+pub trait QueueMap {
+    /// Name as written in configs (`per-core`, ...).
+    fn name(&self) -> &'static str;
+    /// Hardware queues (hctx = NVMe I/O queue pairs) the policy uses.
+    fn nr_hw_queues(&self) -> u32;
+    /// The hardware queue for a request issued on `cpu`.
+    fn hw_queue(&self, cpu: u32, ddir: Ddir, prio: IoPrio) -> u32;
+    /// CPUs whose software queues feed hardware queue `q` (its interrupt goes to the first).
+    fn cpus_of(&self, q: u32) -> &[u32];
+}
+
+/// Build the policy named `name` for a host and a device queue limit.
+pub fn build(name: &str, topo: &Topology, device_max_queues: u32) -> Result<Box<dyn QueueMap>, String> {
+    match name {
+        "per-core" => Ok(Box::new(PerCore::new(topo, device_max_queues))),
+        other => Err(format!("unknown queue map '{other}' (available: per-core)")),
+    }
+}
+
+/// A flattened policy: `hw_queue` answers by table lookup.
+#[derive(Debug, Clone)]
+pub struct QueueMapTable {
+    pub name: &'static str,
+    pub nr_hw_queues: u32,
+    /// Index: (cpu * 3 + ddir) * 4 + prio class.
+    table: Vec<u32>,
+    /// Interrupt CPU of each hardware queue.
+    pub irq_cpu: Vec<u32>,
+    pub cpus: Vec<Vec<u32>>,
+}
+
+impl QueueMapTable {
+    pub fn from_policy(p: &dyn QueueMap, topo: &Topology) -> Self {
+        let nr = topo.nr_cpus();
+        let mut table = Vec::with_capacity((nr * 12) as usize);
+        for cpu in 0..nr {
+            for ddir in [Ddir::Read, Ddir::Write, Ddir::Trim] {
+                for class in 0..4u8 {
+                    table.push(p.hw_queue(cpu, ddir, IoPrio { class, level: 0 }));
+                }
+            }
+        }
+        let cpus: Vec<Vec<u32>> = (0..p.nr_hw_queues()).map(|q| p.cpus_of(q).to_vec()).collect();
+        QueueMapTable {
+            name: p.name(),
+            nr_hw_queues: p.nr_hw_queues(),
+            table,
+            irq_cpu: cpus.iter().map(|c| c.first().copied().unwrap_or(0)).collect(),
+            cpus,
+        }
+    }
+
+    #[inline]
+    pub fn hw_queue(&self, cpu: u32, ddir: Ddir, prio: IoPrio) -> u32 {
+        self.table[((cpu as usize * 3 + ddir as usize) << 2) + (prio.class as usize & 3)]
+    }
+}

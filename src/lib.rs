@@ -1,0 +1,14 @@
+//! nvmesim: a fast, deterministic discrete-event simulator of the NVMe
+//! multi-queue storage stack, from the fio job that issues an I/O down to the
+//! NAND die that serves it. See `../shared/DESIGN.md` for the architecture;
+//! each module below is one layer of the real stack and owns its state.
+
+pub mod config;
+pub mod host;
+pub mod machine;
+pub mod nvme;
+pub mod report;
+pub mod scenario;
+pub mod sim;
+pub mod ssd;
+pub mod workload;

@@ -1,0 +1,1 @@
+//! The assembled machine (host + device + workload) and its event loop.

@@ -1,0 +1,3 @@
+fn main() {
+    println!("nvmesim: under construction");
+}

@@ -1,0 +1,6 @@
+//! The NVMe controller side of the link: the PCIe link itself (`pcie`) and the
+//! controller's fetch engine, arbitration, command slots, firmware and
+//! in-order acceptance per submission queue (`controller`).
+
+pub mod controller;
+pub mod pcie;

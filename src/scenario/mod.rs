@@ -1,0 +1,1 @@
+//! Published experiments, runnable by name.

@@ -1,0 +1,95 @@
+//! Dies and channels (the flash back end). A die executes one operation at a
+//! time: an array read (tR) followed by the data transfer out over its
+//! channel, a program (data transfer in over the channel, then tPROG), or a
+//! block erase (tBERS). The channel bus is shared by the dies on it and
+//! serves transfers first come, first served. Each die has separate queues
+//! for user reads, user writes and GC work; the scheduler picks among them
+//! (read-first by default, or one FIFO), with GC first when the die is close
+//! to running out of free blocks (foreground GC).
+
+use crate::config::DieSchedulerKind;
+use crate::sim::{FcfsServer, Ns};
+use std::collections::VecDeque;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    UserRead,
+    UserProgram,
+    GcRead,
+    GcProgram,
+    Erase,
+}
+
+/// One flash operation on one die. Logical pages for programs live in
+/// `lpns` (a pooled vector, so steady state allocates nothing).
+#[derive(Debug, Clone)]
+pub struct FlashOp {
+    pub kind: OpKind,
+    pub die: u32,
+    /// Flash pages read or programmed per plane-parallel step.
+    pub pages: u32,
+    pub bytes: u64,
+    /// User read: the command it serves. GC: the victim block. Erase: the block.
+    pub tag: u32,
+    pub lpns: Vec<u32>,
+    /// Arrival order, for the FIFO scheduler.
+    pub seq: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Die {
+    pub busy: bool,
+    pub current: Option<u32>,
+    pub reads: VecDeque<u32>,
+    pub writes: VecDeque<u32>,
+    pub gc: VecDeque<u32>,
+    pub busy_ns: Ns,
+    pub op_started: Ns,
+    pub ops: u64,
+}
+
+impl Die {
+    /// Choose the next operation to run.
+    pub fn pick(&mut self, policy: DieSchedulerKind, gc_urgent: bool, ops: &[Option<FlashOp>]) -> Option<u32> {
+        if gc_urgent {
+            if let Some(o) = self.gc.pop_front() {
+                return Some(o);
+            }
+        }
+        match policy {
+            DieSchedulerKind::ReadFirst => self
+                .reads
+                .pop_front()
+                .or_else(|| self.writes.pop_front())
+                .or_else(|| self.gc.pop_front()),
+            DieSchedulerKind::Fifo => {
+                let seq = |q: &VecDeque<u32>| {
+                    q.front()
+                        .map(|&o| ops[o as usize].as_ref().map(|f| f.seq).unwrap_or(u64::MAX))
+                };
+                let cands = [seq(&self.reads), seq(&self.writes), seq(&self.gc)];
+                let (qi, _) = cands
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, s)| s.map(|s| (i, s)))
+                    .min_by_key(|&(_, s)| s)?;
+                match qi {
+                    0 => self.reads.pop_front(),
+                    1 => self.writes.pop_front(),
+                    _ => self.gc.pop_front(),
+                }
+            }
+        }
+    }
+
+    pub fn queued(&self) -> usize {
+        self.reads.len() + self.writes.len() + self.gc.len()
+    }
+}
+
+/// A channel bus shared by the dies on it.
+#[derive(Debug, Clone, Default)]
+pub struct Channel {
+    pub bus: FcfsServer,
+    pub bytes: u64,
+}

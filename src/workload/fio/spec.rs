@@ -1,0 +1,148 @@
+//! The resolved form of a fio job: every option turned into a number with
+//! fio's units, plus the raw option strings fio echoes in its JSON.
+
+use crate::workload::IoPrio;
+
+/// A parsed job file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FioJobFile {
+    /// Path as given (used in error messages and reports).
+    pub path: String,
+    /// Options set in `[global]`, canonical name -> raw value, in fio's parse order (for "global options").
+    pub global_options: Vec<(String, String)>,
+    /// Job sections in file order (numjobs NOT expanded: see `JobSpec::numjobs`).
+    pub jobs: Vec<JobSpec>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RwMode {
+    Read,
+    Write,
+    Trim,
+    RandRead,
+    RandWrite,
+    RandTrim,
+    /// rw / readwrite: sequential mixed.
+    ReadWrite,
+    RandRw,
+    TrimWrite,
+}
+
+impl RwMode {
+    pub fn is_random(self) -> bool {
+        matches!(
+            self,
+            RwMode::RandRead | RwMode::RandWrite | RwMode::RandTrim | RwMode::RandRw
+        )
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoEngine {
+    Libaio,
+    IoUring,
+    Psync,
+    Sync,
+    Pvsync2,
+    /// fio's null engine (accepted for the reference jobs; completes in the host with no device).
+    Null,
+}
+
+impl IoEngine {
+    /// Synchronous engines issue one I/O at a time and block in the syscall.
+    pub fn is_sync(self) -> bool {
+        matches!(self, IoEngine::Psync | IoEngine::Sync | IoEngine::Pvsync2)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RandomDistribution {
+    Random,
+    /// zipf:theta (theta != 1.0; fio's default theta is 1.1)
+    Zipf(f64),
+    /// pareto:h (0 < h < 1)
+    Pareto(f64),
+}
+
+/// Block sizes for one direction: (size in bytes, percentage). A plain `bs=4k`
+/// is `[(4096, 100)]`.
+pub type BsSplit = Vec<(u32, u32)>;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SizeSpec {
+    Bytes(u64),
+    /// `size=50%`: a fraction of the file/device.
+    Percent(f64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpusAllowedPolicy {
+    Shared,
+    Split,
+}
+
+/// One `[section]` of a job file, with `[global]` already applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobSpec {
+    pub name: String,
+    /// Line of the `[name]` header (1-based), for messages.
+    pub line: usize,
+    /// Options written in this section (not global), canonical name -> raw value, in fio's parse order (for "job options").
+    pub options: Vec<(String, String)>,
+    pub description: Option<String>,
+
+    pub rw: RwMode,
+    /// Sequential/random stride suffix of `rw=randread:8` etc. is not supported (error).
+    pub rwmixread: u32,
+    /// Per direction [read, write, trim].
+    pub bs: [BsSplit; 3],
+    pub iodepth: u32,
+    pub iodepth_batch_submit: u32,
+    pub iodepth_batch_complete_min: u32,
+    pub iodepth_batch_complete_max: u32,
+    pub numjobs: u32,
+    pub size: Option<SizeSpec>,
+    pub offset: SizeSpec,
+    pub filesize: Option<u64>,
+    pub filename: Option<String>,
+    pub directory: Option<String>,
+    pub runtime_ns: Option<u64>,
+    pub time_based: bool,
+    pub ramp_time_ns: u64,
+    pub ioengine: IoEngine,
+    pub direct: bool,
+    pub thinktime_ns: u64,
+    pub thinktime_blocks: u32,
+    /// Per direction [read, write, trim]; 0 = unlimited.
+    pub rate_iops: [u64; 3],
+    pub prio: IoPrio,
+    /// Per direction [read, write]; 0 = off.
+    pub cmdprio_percentage: [u32; 2],
+    /// The priority given to the cmdprio_percentage share (class/level per direction).
+    pub cmdprio: [IoPrio; 2],
+    /// `None` = any CPU. CPU numbers are logical CPU ids, validated against the host later.
+    pub cpus_allowed: Option<Vec<u32>>,
+    pub cpus_allowed_policy: CpusAllowedPolicy,
+    pub random_distribution: RandomDistribution,
+    /// Sorted ascending, at most 20 entries.
+    pub percentile_list: Vec<f64>,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    pub group_reporting: bool,
+    pub stonewall: bool,
+    pub new_group: bool,
+    pub write_lat_log: Option<String>,
+    pub write_bw_log: Option<String>,
+    pub write_iops_log: Option<String>,
+    /// 0 = log every I/O.
+    pub log_avg_msec: u64,
+    /// fio's `verify=` (any value other than 0/none turns on the device's verify mode).
+    pub verify: bool,
+    /// I/Os per job before stopping (fio's `number_ios`), 0 = unlimited.
+    pub number_ios: u64,
+    /// `loops`
+    pub loops: u32,
+    /// Reporting group (0-based), computed from stonewall/new_group like fio.
+    pub groupid: u32,
+}
