@@ -1,0 +1,1 @@
+//! Page-level flash translation layer.

@@ -1,0 +1,1 @@
+//! Per-job I/O stream generation (offsets, sizes, directions, pacing), as fio does it.
