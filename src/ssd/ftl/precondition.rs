@@ -1,0 +1,429 @@
+//! Preconditioning: put the FTL directly into the state a real drive reaches
+//! after a sequential fill or after long uniform random overwrites, in one
+//! sequential pass over the maps, instead of simulating the writes.
+//!
+//! The random-overwrite steady state follows the analytic FIFO (LRW) model
+//! of X.-Y. Hu, E. Eleftheriou, R. Haas, I. Iliadis, R. Pletka, "Write
+//! amplification analysis in flash-based solid state drives", SYSTOR 2009,
+//! and P. Desnoyers, "Analytic modeling of SSD write performance", SYSTOR
+//! 2012 (and ACM TOS 2014): under memoryless uniform overwrites a slot
+//! written `t` host writes ago is still valid with probability `e^(-t/L)`,
+//! `L` the logical pages; blocks are born every `B(1-u*)` host writes (`B`
+//! slots per block), so the block of age rank `i` (0 = youngest) holds
+//! `B e^(-i B (1-u*) / L)` valid slots, and the oldest (the victim) `u* B`,
+//! where `S / L = -ln(u*) / (1 - u*)`, `S` the slots of the data blocks.
+//! Greedy GC behaves almost like FIFO under uniform traffic (Desnoyers shows
+//! it is slightly better), so the FIFO state is a close starting point.
+
+use super::{BlockState, Cursor, Ftl, USER};
+use crate::sim::Rng;
+
+/// The analytic steady state a `precondition_steady_state` call set up.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SteadyStateModel {
+    /// Data-block slots over logical pages (`S / L`).
+    pub spare_ratio: f64,
+    /// Valid fraction of the GC victim (FIFO model).
+    pub u_star: f64,
+    /// `1 / (1 - u*)`: GC writes plus host writes over host writes.
+    pub write_amplification: f64,
+    /// Free blocks left per die (the requested reserve rounded up to whole stripes).
+    pub free_blocks_per_die: u32,
+}
+
+/// Valid fraction `u` of the FIFO victim for a spare ratio `rho = S / L > 1`:
+/// the root of `rho = -ln(u) / (1 - u)` (decreasing in `u` on (0, 1)).
+pub fn fifo_utilization(rho: f64) -> f64 {
+    assert!(rho > 1.0, "spare ratio {rho} must exceed 1");
+    let g = |u: f64| -u.ln() / (1.0 - u);
+    let (mut lo, mut hi) = (f64::MIN_POSITIVE, 1.0 - 1e-15);
+    if g(hi) >= rho {
+        return hi;
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if g(mid) > rho {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// Slots one visit of a block fills during the steady-state walk: 4 KiB
+/// of `p2l`, so each OS page of the map is filled while it is still in
+/// cache from being zeroed at its first touch.
+const WALK_SLOTS: u32 = 1024;
+
+/// Consecutive lpns placed together by the steady-state fill (32 KiB of
+/// data, half a cache line of `l2p`), and the number of interleaved streams
+/// (see `LpnSequence`). `RUN * STREAMS` exceeds the slots of one visit, so
+/// neighbouring runs land on different dies.
+const LPN_RUN: u32 = 8;
+const LPN_STREAMS: u32 = 128;
+
+/// The order in which the steady-state fill hands out lpns. The logical
+/// space is cut into runs of `LPN_RUN` lpns, the runs into `LPN_STREAMS`
+/// equal ranges, and the ranges are dealt out round-robin, one run at a
+/// time. After real random overwrites neighbouring lpns sit in unrelated
+/// blocks on different dies; here neighbouring runs are a few block visits
+/// apart (so on other dies), every lpn range longer than `L / LPN_STREAMS`
+/// spreads over all blocks, and `l2p` is written as `LPN_STREAMS`
+/// sequential streams, which keeps the fill cache friendly.
+struct LpnSequence {
+    logical_pages: u32,
+    /// First run of each stream.
+    starts: Vec<u32>,
+    stream: u32,
+    /// Run within the stream.
+    offset: u32,
+    /// Streams still handing out runs at this offset.
+    width: u32,
+    /// Runs per stream (the first `long` streams hold one more).
+    len: u32,
+    long: u32,
+    /// Next lpn and the end of its run.
+    lpn: u32,
+    run_end: u32,
+    left: u64,
+}
+
+impl LpnSequence {
+    fn new(logical_pages: u32) -> Self {
+        let runs = logical_pages.div_ceil(LPN_RUN);
+        let k = LPN_STREAMS.min(runs.max(1));
+        let (len, long) = (runs / k, runs % k);
+        let mut s = LpnSequence {
+            logical_pages,
+            starts: (0..k).map(|i| i * len + i.min(long)).collect(),
+            stream: 0,
+            offset: 0,
+            width: if len > 0 { k } else { long },
+            len,
+            long,
+            lpn: 0,
+            run_end: 0,
+            left: logical_pages as u64,
+        };
+        s.start_run();
+        s
+    }
+
+    #[inline]
+    fn start_run(&mut self) {
+        let run = self.starts[self.stream as usize] + self.offset;
+        self.lpn = run * LPN_RUN;
+        self.run_end = (self.lpn + LPN_RUN).min(self.logical_pages);
+    }
+
+    /// The next lpn to hand out (only meaningful while some are left).
+    #[inline]
+    fn peek(&self) -> u32 {
+        self.lpn
+    }
+
+    /// Hand out the peeked lpn if `taken` (0 or 1).
+    #[inline]
+    fn advance(&mut self, taken: u32) {
+        self.left -= taken as u64;
+        self.lpn += taken;
+        if self.lpn == self.run_end && self.left > 0 {
+            self.stream += 1;
+            if self.stream == self.width {
+                self.stream = 0;
+                self.offset += 1;
+                // Past the common length only the long streams have a run left.
+                if self.offset >= self.len {
+                    self.width = self.long;
+                }
+            }
+            self.start_run();
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.left == 0
+    }
+}
+
+/// wyrand (Wang Yi): one multiply per 64 random bits, state in a register.
+struct WyRand(u64);
+
+impl WyRand {
+    #[inline]
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0xa076_1d64_78bd_642f);
+        let t = self.0 as u128 * (self.0 ^ 0xe703_7ed1_a0b4_28db) as u128;
+        (t >> 64) as u64 ^ t as u64
+    }
+}
+
+/// A step near `n / golden ratio` coprime with `n`: `k * step mod n` visits
+/// 0..n in a scrambled order.
+fn coprime_stride(n: u32) -> u32 {
+    fn gcd(a: u32, b: u32) -> u32 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    let mut s = ((n as f64 * 0.618_033_988_75) as u32).max(1);
+    while gcd(s, n) != 1 {
+        s += 1;
+    }
+    s
+}
+
+/// Knuth's algorithm S over slots `lo..hi` of the block starting at `base`:
+/// keep each slot with probability (still needed) / (slots left in the
+/// block), giving it the next lpn. Returns how many are still needed.
+/// Branch-free per slot (the keep decision is a coin flip the CPU cannot
+/// predict): a dropped slot's p2l gets 0, and its l2p write is to the lpn the
+/// next kept slot will overwrite.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn fill_valid_slots(
+    p2l: &mut [u32],
+    l2p: &mut [u32],
+    base: u32,
+    lo: u32,
+    hi: u32,
+    slots_per_block: u32,
+    mut need: u32,
+    seq: &mut LpnSequence,
+    rng: &mut WyRand,
+) -> u32 {
+    let chunk = &mut p2l[(base + lo) as usize..(base + hi) as usize];
+    let mut bits = 0u64;
+    let mut left = (slots_per_block - lo) as u64;
+    for (i, slot) in chunk.iter_mut().enumerate() {
+        if need == 0 {
+            break;
+        }
+        if i % 2 == 0 {
+            bits = rng.next();
+        }
+        let keep = ((((bits as u32 as u64) * left) >> 32) < need as u64) as u32;
+        bits >>= 32;
+        let lpn = seq.peek();
+        *slot = keep * (lpn + 1);
+        l2p[lpn as usize] = base + lo + i as u32 + 1;
+        seq.advance(keep);
+        need -= keep;
+        left -= 1;
+    }
+    need
+}
+
+impl Ftl {
+    /// A sequential fill of lpns `0..fraction * L` in order, in program units
+    /// striped channel first, then die (die numbers are channel-first), then
+    /// plane: every used block fully valid, each die's last stripe left open
+    /// as its user stripe. Resets all state and counters first.
+    pub fn precondition_sequential(&mut self, fraction: f64) {
+        self.reset();
+        let n = (fraction.clamp(0.0, 1.0) * self.logical_pages as f64).round() as u64;
+        let unit = self.slots_per_die_program() as u64;
+        let units = n.div_ceil(unit);
+        let units_per_stripe = (self.ppb / self.pages_per_program) as u64;
+        let dies = self.dies as u64;
+        let stripes_needed = units.div_ceil(dies).div_ceil(units_per_stripe);
+        assert!(
+            stripes_needed <= self.bpp as u64,
+            "a sequential fill of {n} lpns does not fit the dies"
+        );
+        let (spb, spp, np) = (self.slots_per_block, self.spp, self.planes);
+        let mut lpn: u32 = 0;
+        let (l2p, p2l, valid) = (&mut self.l2p[..], &mut self.p2l[..], &mut self.valid[..]);
+        'fill: for k in 0..units {
+            let die = (k % dies) as u32;
+            let j = k / dies;
+            // Stripe s of a die uses block s of every plane (the free rings start in order).
+            let stripe = (j / units_per_stripe) as u32;
+            let page_base = (j % units_per_stripe) as u32 * self.pages_per_program;
+            for pu in 0..self.pages_per_program {
+                for plane in 0..np {
+                    let blk = (die * np + plane) * self.bpp + stripe;
+                    let first = blk * spb + (page_base + pu) * spp;
+                    for slot in 0..spp {
+                        if lpn as u64 == n {
+                            break 'fill;
+                        }
+                        l2p[lpn as usize] = first + slot + 1;
+                        p2l[(first + slot) as usize] = lpn + 1;
+                        valid[blk as usize] += 1;
+                        lpn += 1;
+                    }
+                }
+            }
+        }
+        for die in 0..self.dies {
+            let die_units = (units + dies - 1 - die as u64) / dies;
+            let full = (die_units / units_per_stripe) as u32;
+            let partial = (die_units % units_per_stripe) as u32;
+            for stripe in 0..full + (partial > 0) as u32 {
+                for plane in 0..np {
+                    let gp = die * np + plane;
+                    let blk = gp * self.bpp + stripe;
+                    self.free_head[gp as usize] += 1;
+                    self.free_len[gp as usize] -= 1;
+                    self.die_free[die as usize] -= 1;
+                    if stripe < full {
+                        self.close_block(blk);
+                    } else {
+                        self.state[blk as usize] = BlockState::OpenUser;
+                        self.stream_blocks[(die as usize * 2 + USER) * np as usize + plane as usize] = blk;
+                    }
+                }
+            }
+            if partial > 0 {
+                self.cursors[die as usize * 2 + USER] = Cursor {
+                    open: true,
+                    page_base: partial * self.pages_per_program,
+                    ..Cursor::default()
+                };
+            }
+        }
+    }
+
+    /// The state after long uniform random overwrites of the whole logical
+    /// space with GC (see the module documentation for the model), with
+    /// `reserve_free_blocks` free blocks per die (rounded up to a multiple of
+    /// the planes per die) and all other blocks closed data blocks holding
+    /// exactly `L` valid slots. Block ages are dealt out like the writes that
+    /// made them (channel first, then die, then plane), so every die holds
+    /// every age; which slots of a block are valid is drawn from `seed`; lpns
+    /// are handed out in the interleaved order of `LpnSequence`. Resets all
+    /// state and counters first. Panics if the data blocks cannot hold `L`
+    /// slots.
+    ///
+    /// For the model to hold from the first write, `reserve_free_blocks`
+    /// should be what a running die keeps out of its data blocks: its mean
+    /// free blocks (about the GC start threshold, or the mean of start and
+    /// stop with hysteresis) plus `planes_per_die` for the unwritten half of
+    /// its open user and GC stripes.
+    pub fn precondition_steady_state(&mut self, seed: u64, reserve_free_blocks: u32) -> SteadyStateModel {
+        self.reset();
+        let (np, spb, bpp) = (self.planes, self.slots_per_block, self.bpp);
+        let reserve_per_plane = reserve_free_blocks.div_ceil(np);
+        assert!(
+            reserve_per_plane < bpp,
+            "reserve of {reserve_free_blocks} blocks leaves no data blocks"
+        );
+        let data_per_plane = bpp - reserve_per_plane;
+        let n_blocks = self.dies as usize * np as usize * data_per_plane as usize;
+        let l = self.logical_pages as f64;
+        let s = n_blocks as f64 * spb as f64;
+        assert!(
+            s > l,
+            "{n_blocks} data blocks cannot hold {} logical pages",
+            self.logical_pages
+        );
+        let u = fifo_utilization(s / l);
+
+        // Valid slots by age rank (0 = youngest), rounded, then nudged to sum to L.
+        let decay = (-(spb as f64) * (1.0 - u) / l).exp();
+        let mut counts = Vec::with_capacity(n_blocks);
+        let mut x = spb as f64;
+        for _ in 0..n_blocks {
+            counts.push((x.round() as u32).min(spb));
+            x *= decay;
+        }
+        let mut diff = self.logical_pages as i64 - counts.iter().map(|&c| c as i64).sum::<i64>();
+        while diff != 0 {
+            // Spread the correction evenly over the ages.
+            let k = diff.unsigned_abs().min(n_blocks as u64);
+            let before = diff;
+            for t in 0..k {
+                let i = (t * n_blocks as u64 / k) as usize;
+                if diff > 0 && counts[i] < spb {
+                    counts[i] += 1;
+                    diff -= 1;
+                } else if diff < 0 && counts[i] > 0 {
+                    counts[i] -= 1;
+                    diff += 1;
+                }
+            }
+            if diff == before {
+                // Every block the spread visits is saturated: walk them all.
+                for c in counts.iter_mut() {
+                    if diff > 0 && *c < spb {
+                        *c += 1;
+                        diff -= 1;
+                    } else if diff < 0 && *c > 0 {
+                        *c -= 1;
+                        diff += 1;
+                    }
+                }
+            }
+        }
+
+        // Age rank i: plane i % planes of stripe g = i / planes, stripes dealt
+        // to dies in order; stripe g / dies of a die is block g / dies of each plane.
+        for (i, &c) in counts.iter().enumerate() {
+            let i = i as u32;
+            let g = i / np;
+            let gp = (g % self.dies) * np + i % np;
+            self.valid[(gp * bpp + g / self.dies) as usize] = c;
+        }
+        drop(counts);
+
+        // Fill the maps: rounds over slot ranges, each round visiting every
+        // data block (dies fastest, stripes in a scrambled order so that
+        // neighbouring visits have unrelated ages), selection-sampling its
+        // valid slots.
+        let mut need = self.valid.clone();
+        let mut seq = LpnSequence::new(self.logical_pages);
+        let mut rng = WyRand(Rng::new(seed, "ftl-steady-state", 0).next_u64());
+        let stride = coprime_stride(data_per_plane);
+        let (p2l, l2p) = (&mut self.p2l[..], &mut self.l2p[..]);
+        for r in 0..spb.div_ceil(WALK_SLOTS) {
+            let lo = r * WALK_SLOTS;
+            let hi = (lo + WALK_SLOTS).min(spb);
+            for k in 0..data_per_plane {
+                let stripe = (k as u64 * stride as u64 % data_per_plane as u64) as u32;
+                for plane in 0..np {
+                    for die in 0..self.dies {
+                        let blk = ((die * np + plane) * bpp + stripe) as usize;
+                        if need[blk] > 0 {
+                            need[blk] = fill_valid_slots(
+                                p2l,
+                                l2p,
+                                blk as u32 * spb,
+                                lo,
+                                hi,
+                                spb,
+                                need[blk],
+                                &mut seq,
+                                &mut rng,
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        debug_assert!(seq.done());
+        drop(need);
+
+        for gp in 0..self.dies * np {
+            for b in 0..data_per_plane {
+                self.close_block(gp * bpp + b);
+            }
+            self.free_head[gp as usize] = data_per_plane;
+            self.free_len[gp as usize] = reserve_per_plane;
+        }
+        for f in self.die_free.iter_mut() {
+            *f = reserve_per_plane * np;
+        }
+        let model = SteadyStateModel {
+            spare_ratio: s / l,
+            u_star: u,
+            write_amplification: 1.0 / (1.0 - u),
+            free_blocks_per_die: reserve_per_plane * np,
+        };
+        self.model = Some(model);
+        model
+    }
+}
