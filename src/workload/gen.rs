@@ -1,1 +1,840 @@
-//! Per-job I/O stream generation (offsets, sizes, directions, pacing), as fio does it.
+//! Per-job I/O stream generation (offsets, sizes, directions, priorities,
+//! pacing), as a fio job thread produces it (fio 3.33 `io_u.c`
+//! `get_next_offset`/`get_next_buflen`/`get_rw_ddir`, `lib/zipf.c`,
+//! `engines/cmdprio.c`, `filesetup.c` `get_start_offset`).
+//!
+//! What follows fio:
+//! - direction of mixed jobs is drawn per I/O with `rwmixread` percent reads;
+//! - block sizes come from `bs` or the `bssplit` percentages of the direction;
+//! - offsets are aligned to the direction's smallest block size (fio's
+//!   `blockalign` default); sequential I/O keeps one position per direction
+//!   and wraps to the start of the region;
+//! - uniform random I/O without `norandommap` visits every block once per pass
+//!   over the region, like fio's random map (here a keyed Feistel permutation
+//!   instead of a bitmap, so memory is O(1)); with `norandommap`, or when block
+//!   sizes vary, blocks are drawn uniformly with replacement;
+//! - zipf and pareto use fio's generators: ranks from Gray et al.'s O(1) zipf
+//!   sampler (zeta(n) summed over at most 10M terms, as fio caps it) or
+//!   `n * u^(ln h / ln(1-h))`, then scattered over the blocks with fio's
+//!   golden-ratio hash plus a random offset;
+//! - `cmdprio_percentage` of reads/writes get the `cmdprio_class`/`cmdprio`
+//!   priority, the rest the job's `prioclass`/`prio`;
+//! - a job ends after `size` bytes times `loops` (not when `time_based`), or
+//!   after `number_ios` I/Os.
+//!
+//! Each concern draws from its own xoshiro256++ stream derived from the seed
+//! (direction, size, offset, priority), so changing e.g. `bssplit` does not
+//! shift the offsets or directions of a run.
+
+use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use super::fio::parse::used_dirs;
+use super::fio::{JobSpec, RandomDistribution, RwMode, SizeSpec};
+use super::{Ddir, Io, IoPrio};
+
+/// fio's `GOLDEN_RATIO_64` (hash.h), used to scatter zipf/pareto ranks.
+const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
+/// fio's `ZIPF_MAX_GEN`: zeta(n) is summed over at most this many terms.
+const ZIPF_MAX_GEN: u64 = 10_000_000;
+/// Terms of zeta(n) summed exactly; the rest uses Euler-Maclaurin.
+const ZETA_EXACT_TERMS: u64 = 100_000;
+
+/// The byte range `(start, len)` a job clone works on inside its file (or
+/// block device) of `file_bytes` bytes, with fio's rules:
+/// - `offset=N` or `offset=P%` (a percentage of the file, rounded up to the
+///   job's minimum block size, as fio's `get_start_offset` does);
+/// - `size=N` bytes from there, `size=P%` of the file (capped at what is left
+///   after the offset, rounded down to the minimum block size), or, without
+///   `size`, everything from the offset to the end of the file;
+/// - `filesize` is the file's size: the caller passes it as `file_bytes`;
+/// - numjobs clones share the same region (fio adds `offset_increment` per
+///   clone, which nvmesim does not support, so `clone_index` changes nothing).
+///
+/// Errors when the offset is at or past the end, when `offset + size` runs
+/// past the end, or when the region cannot hold the largest block size.
+pub fn resolve_region(spec: &JobSpec, clone_index: u32, file_bytes: u64) -> Result<(u64, u64), String> {
+    let _ = clone_index;
+    let (min_bs, max_bs) = bs_bounds(spec);
+    let pct_of = |p: f64| -> u64 {
+        let micro = (p.clamp(0.0, 100.0) * 1_000_000.0).round() as u128;
+        (u128::from(file_bytes) * micro / 100_000_000) as u64
+    };
+    let offset = match spec.offset {
+        SizeSpec::Bytes(o) => o,
+        SizeSpec::Percent(p) => pct_of(p).div_ceil(min_bs).saturating_mul(min_bs),
+    };
+    if offset >= file_bytes {
+        return Err(format!(
+            "offset {offset} is at or past the end of the file/device ({file_bytes} bytes)"
+        ));
+    }
+    let avail = file_bytes - offset;
+    let len = match spec.size {
+        None => avail,
+        Some(SizeSpec::Bytes(s)) if s > avail => {
+            return Err(format!(
+                "offset {offset} + size {s} runs past the end of the file/device ({file_bytes} bytes)"
+            ))
+        }
+        Some(SizeSpec::Bytes(s)) => s,
+        Some(SizeSpec::Percent(p)) => {
+            let l = pct_of(p).min(avail);
+            l - l % min_bs
+        }
+    };
+    if len < max_bs {
+        return Err(format!(
+            "the job's region ({len} bytes at offset {offset}) is smaller than its block size {max_bs}"
+        ));
+    }
+    Ok((offset, len))
+}
+
+/// Smallest and largest block size over the directions the job issues.
+fn bs_bounds(spec: &JobSpec) -> (u64, u64) {
+    let sizes = used_dirs(spec.rw)
+        .iter()
+        .flat_map(|&d| spec.bs[d].iter().filter(|e| e.1 > 0).map(|e| e.0 as u64));
+    let min = sizes.clone().min().unwrap_or(4096).max(1);
+    let max = sizes.max().unwrap_or(4096).max(1);
+    (min, max)
+}
+
+/// Block sizes of one direction with cumulative percentages.
+#[derive(Debug, Clone)]
+struct SizeTable {
+    /// (length, cumulative weight), weights summing to `total`.
+    entries: Vec<(u32, u32)>,
+    total: u32,
+    min: u32,
+}
+
+impl SizeTable {
+    fn new(split: &[(u32, u32)]) -> Self {
+        let mut entries = Vec::with_capacity(split.len());
+        let mut total = 0u32;
+        for &(len, perc) in split.iter().filter(|e| e.1 > 0 && e.0 > 0) {
+            total += perc;
+            entries.push((len, total));
+        }
+        if entries.is_empty() {
+            entries.push((4096, 100));
+            total = 100;
+        }
+        let min = entries.iter().map(|e| e.0).min().unwrap_or(4096);
+        SizeTable { entries, total, min }
+    }
+
+    fn fixed(&self) -> Option<u32> {
+        (self.entries.len() == 1).then(|| self.entries[0].0)
+    }
+}
+
+/// A keyed bijection on `[0, n)`: a 4-round Feistel network on the smallest
+/// even-bit domain holding `n`, with cycle walking. Gives fio's random-map
+/// behaviour (each block once per pass) in O(1) memory.
+#[derive(Debug, Clone)]
+struct Permutation {
+    n: u64,
+    half_bits: u32,
+    keys: [u64; 4],
+    next: u64,
+}
+
+impl Permutation {
+    fn new(n: u64, rng: &mut Xoshiro256PlusPlus) -> Self {
+        let bits = 64 - n.saturating_sub(1).leading_zeros();
+        let half_bits = bits.div_ceil(2).max(1);
+        let mut p = Permutation {
+            n,
+            half_bits,
+            keys: [0; 4],
+            next: 0,
+        };
+        p.rekey(rng);
+        p
+    }
+
+    fn rekey(&mut self, rng: &mut Xoshiro256PlusPlus) {
+        for k in &mut self.keys {
+            *k = rng.next_u64();
+        }
+        self.next = 0;
+    }
+
+    fn feistel(&self, x: u64) -> u64 {
+        let mask = (1u64 << self.half_bits) - 1;
+        let (mut l, mut r) = (x >> self.half_bits, x & mask);
+        for k in self.keys {
+            let f = splitmix64(r ^ k) & mask;
+            (l, r) = (r, l ^ f);
+        }
+        (l << self.half_bits) | r
+    }
+
+    /// The next block of the current pass; a new pass (new key) starts after `n`.
+    fn next_block(&mut self, rng: &mut Xoshiro256PlusPlus) -> u64 {
+        if self.next >= self.n {
+            self.rekey(rng);
+        }
+        let mut x = self.next;
+        self.next += 1;
+        loop {
+            x = self.feistel(x);
+            if x < self.n {
+                return x;
+            }
+        }
+    }
+}
+
+/// fio's zipf generator (lib/zipf.c), with the per-draw constants precomputed.
+#[derive(Debug, Clone)]
+struct Zipf {
+    n: u64,
+    zetan: f64,
+    alpha: f64,
+    eta: f64,
+    two_threshold: f64,
+    rand_off: u64,
+}
+
+impl Zipf {
+    fn new(n: u64, theta: f64, rand_off: u64) -> Self {
+        let zetan = zeta(n.min(ZIPF_MAX_GEN), theta);
+        let zeta2 = 1.0 + 0.5f64.powf(theta);
+        let nf = n as f64;
+        Zipf {
+            n,
+            zetan,
+            alpha: 1.0 / (1.0 - theta),
+            eta: (1.0 - (2.0 / nf).powf(1.0 - theta)) / (1.0 - zeta2 / zetan),
+            two_threshold: 1.0 + 0.5f64.powf(theta),
+            rand_off,
+        }
+    }
+
+    /// Block index for a uniform `u` in [0, 1).
+    fn sample(&self, u: f64) -> u64 {
+        let rz = u * self.zetan;
+        let rank = if rz < 1.0 {
+            1
+        } else if rz < self.two_threshold {
+            2
+        } else {
+            let v = self.n as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha);
+            (v as u64).saturating_add(1)
+        };
+        scatter(rank - 1, self.rand_off, self.n)
+    }
+}
+
+/// zeta(m, theta) = sum_{i=1..m} i^-theta: exact for the first terms, then
+/// Euler-Maclaurin (error far below f64 precision for these smooth terms).
+fn zeta(m: u64, theta: f64) -> f64 {
+    let exact = m.min(ZETA_EXACT_TERMS);
+    let mut sum: f64 = (1..=exact).map(|i| (i as f64).powf(-theta)).sum();
+    if m > exact {
+        let (a, b) = (exact as f64, m as f64);
+        let f = |x: f64| x.powf(-theta);
+        let df = |x: f64| -theta * x.powf(-theta - 1.0);
+        let integral = (b.powf(1.0 - theta) - a.powf(1.0 - theta)) / (1.0 - theta);
+        sum += integral + (f(b) - f(a)) / 2.0 + (df(b) - df(a)) / 12.0;
+    }
+    sum
+}
+
+/// fio's `(__hash_u64(rank) + rand_off) % nranges`.
+fn scatter(rank: u64, rand_off: u64, n: u64) -> u64 {
+    rank.wrapping_mul(GOLDEN_RATIO_64).wrapping_add(rand_off) % n
+}
+
+#[derive(Debug, Clone)]
+enum Offsets {
+    Sequential,
+    /// Uniform, with replacement (fio's `norandommap`).
+    Uniform,
+    /// Uniform, each block once per pass (fio's random map).
+    Permuted(Permutation),
+    Zipf(Zipf),
+    /// fio's pareto: `(n - 1) * u^pow`, scattered.
+    Pareto {
+        n: u64,
+        pow: f64,
+        rand_off: u64,
+    },
+}
+
+fn stream(seed: u64, id: u64) -> Xoshiro256PlusPlus {
+    Xoshiro256PlusPlus::seed_from_u64(splitmix64(seed ^ splitmix64(id)))
+}
+
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE5_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Uniform integer in [0, n) (Lemire's multiply-shift; bias < n / 2^64).
+fn below(rng: &mut Xoshiro256PlusPlus, n: u64) -> u64 {
+    ((u128::from(rng.next_u64()) * u128::from(n)) >> 64) as u64
+}
+
+/// Uniform float in [0, 1) with 53 random bits.
+fn unit_f64(rng: &mut Xoshiro256PlusPlus) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// The I/O stream of one fio job clone. Build it with [`IoGenerator::new`],
+/// then call [`IoGenerator::next_io`] for each I/O the thread submits. Pacing
+/// (`rate_iops`, `thinktime`) is applied by the caller's event loop with the
+/// helpers below; the generator itself never looks at time.
+#[derive(Debug, Clone)]
+pub struct IoGenerator {
+    start: u64,
+    len: u64,
+    rw: RwMode,
+    rwmixread: u32,
+    sizes: [SizeTable; 3],
+    /// Offset alignment per direction (fio's `blockalign` default: min block size).
+    align: [u64; 3],
+    /// Granule zipf/pareto ranks are spread over (fio: min of read/write min_bs).
+    range_unit: u64,
+    offsets: Offsets,
+    /// Next sequential position per direction, relative to `start`.
+    seq_next: [u64; 3],
+    prio: IoPrio,
+    cmdprio_percentage: [u32; 2],
+    cmdprio: [IoPrio; 2],
+    bytes_limit: Option<u64>,
+    ios_limit: Option<u64>,
+    bytes_issued: u64,
+    ios_issued: u64,
+    rng_dir: Xoshiro256PlusPlus,
+    rng_size: Xoshiro256PlusPlus,
+    rng_off: Xoshiro256PlusPlus,
+    rng_prio: Xoshiro256PlusPlus,
+    /// The write half of a `trimwrite` pair.
+    pending: Option<Io>,
+    rate_iops: [u64; 3],
+    rate_epoch: Option<u64>,
+    rate_count: [u64; 3],
+    thinktime_ns: u64,
+    thinktime_blocks: u32,
+    /// The region cannot hold the job's block sizes: issue nothing.
+    empty: bool,
+}
+
+impl IoGenerator {
+    /// `region` is `(start_byte, len_bytes)` in the namespace, as resolved by
+    /// [`resolve_region`] (plus the file's base). `seed` should differ per
+    /// clone; the same spec, region and seed always give the same stream.
+    pub fn new(spec: &JobSpec, clone_index: u32, region: (u64, u64), seed: u64) -> Self {
+        let _ = clone_index;
+        let (start, len) = region;
+        let sizes: [SizeTable; 3] = std::array::from_fn(|d| SizeTable::new(&spec.bs[d]));
+        let align: [u64; 3] = std::array::from_fn(|d| u64::from(sizes[d].min));
+        let dirs = used_dirs(spec.rw);
+        let max_len = dirs
+            .iter()
+            .flat_map(|&d| sizes[d].entries.iter().map(|e| u64::from(e.0)))
+            .max()
+            .unwrap_or(0);
+        let range_unit = dirs.iter().map(|&d| align[d]).min().unwrap_or(4096).max(1);
+        let mut rng_off = stream(seed, 3);
+        let nranges = len.div_ceil(range_unit).max(1);
+        let offsets = if !spec.rw.is_random() {
+            Offsets::Sequential
+        } else {
+            match spec.random_distribution {
+                RandomDistribution::Zipf(theta) => Offsets::Zipf(Zipf::new(nranges, theta, rng_off.next_u64())),
+                RandomDistribution::Pareto(h) => Offsets::Pareto {
+                    n: nranges,
+                    pow: h.ln() / (1.0 - h).ln(),
+                    rand_off: rng_off.next_u64(),
+                },
+                RandomDistribution::Random => {
+                    let fixed: Vec<Option<u32>> = dirs.iter().map(|&d| sizes[d].fixed()).collect();
+                    match fixed.first().copied().flatten() {
+                        Some(bs) if !spec.norandommap && fixed.iter().all(|f| *f == Some(bs)) => {
+                            let n = len / u64::from(bs);
+                            if n > 0 {
+                                Offsets::Permuted(Permutation::new(n, &mut rng_off))
+                            } else {
+                                Offsets::Uniform
+                            }
+                        }
+                        _ => Offsets::Uniform,
+                    }
+                }
+            }
+        };
+        let loops = u64::from(spec.loops.max(1));
+        IoGenerator {
+            start,
+            len,
+            rw: spec.rw,
+            rwmixread: spec.rwmixread.min(100),
+            sizes,
+            align,
+            range_unit,
+            offsets,
+            seq_next: [0; 3],
+            prio: spec.prio,
+            cmdprio_percentage: spec.cmdprio_percentage,
+            cmdprio: spec.cmdprio,
+            bytes_limit: (!spec.time_based).then(|| len.saturating_mul(loops)),
+            ios_limit: (spec.number_ios > 0).then_some(spec.number_ios),
+            bytes_issued: 0,
+            ios_issued: 0,
+            rng_dir: stream(seed, 1),
+            rng_size: stream(seed, 2),
+            rng_off,
+            rng_prio: stream(seed, 4),
+            pending: None,
+            rate_iops: spec.rate_iops,
+            rate_epoch: None,
+            rate_count: [0; 3],
+            thinktime_ns: spec.thinktime_ns,
+            thinktime_blocks: spec.thinktime_blocks.max(1),
+            empty: len == 0 || len < max_len,
+        }
+    }
+
+    /// The next I/O the fio thread would issue, or `None` once the job's
+    /// `size` (times `loops`) has been issued, unless `time_based`, or
+    /// `number_ios` I/Os have been issued.
+    pub fn next_io(&mut self) -> Option<Io> {
+        if let Some(io) = self.pending.take() {
+            self.account(&io);
+            return Some(io);
+        }
+        if self.empty
+            || self.ios_limit.is_some_and(|l| self.ios_issued >= l)
+            || self.bytes_limit.is_some_and(|l| self.bytes_issued >= l)
+        {
+            return None;
+        }
+        let ddir = self.pick_ddir();
+        let d = ddir as usize;
+        let len = self.pick_len(d);
+        let offset = self.start + self.pick_offset(d, u64::from(len));
+        let io = Io {
+            ddir,
+            offset,
+            len,
+            prio: self.pick_prio(d),
+        };
+        if self.rw == RwMode::TrimWrite {
+            let prio = self.pick_prio(Ddir::Write as usize);
+            self.pending = Some(Io {
+                ddir: Ddir::Write,
+                prio,
+                ..io
+            });
+        }
+        self.account(&io);
+        Some(io)
+    }
+
+    fn account(&mut self, io: &Io) {
+        self.bytes_issued += u64::from(io.len);
+        self.ios_issued += 1;
+    }
+
+    fn pick_ddir(&mut self) -> Ddir {
+        match self.rw {
+            RwMode::Read | RwMode::RandRead => Ddir::Read,
+            RwMode::Write | RwMode::RandWrite => Ddir::Write,
+            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite => Ddir::Trim,
+            RwMode::ReadWrite | RwMode::RandRw => match self.rwmixread {
+                100 => Ddir::Read,
+                0 => Ddir::Write,
+                // fio: rand_between(1, 100) <= rwmix[DDIR_READ]
+                p if below(&mut self.rng_dir, 100) < u64::from(p) => Ddir::Read,
+                _ => Ddir::Write,
+            },
+        }
+    }
+
+    fn pick_len(&mut self, d: usize) -> u32 {
+        let t = &self.sizes[d];
+        if let Some(len) = t.fixed() {
+            return len;
+        }
+        let r = below(&mut self.rng_size, u64::from(t.total)) as u32;
+        t.entries.iter().find(|e| r < e.1).map_or(t.min, |e| e.0)
+    }
+
+    /// Byte offset relative to the region start; the I/O always fits.
+    fn pick_offset(&mut self, d: usize, len: u64) -> u64 {
+        let unit = self.align[d];
+        let last_fit = (self.len - len) / unit * unit;
+        match &mut self.offsets {
+            Offsets::Sequential => {
+                if self.seq_next[d] + len > self.len {
+                    self.seq_next[d] = 0;
+                }
+                let off = self.seq_next[d];
+                self.seq_next[d] += len;
+                off
+            }
+            Offsets::Uniform => below(&mut self.rng_off, last_fit / unit + 1) * unit,
+            Offsets::Permuted(p) => p.next_block(&mut self.rng_off) * len,
+            Offsets::Zipf(z) => {
+                let b = z.sample(unit_f64(&mut self.rng_off));
+                Self::place(b, self.range_unit, unit, last_fit)
+            }
+            Offsets::Pareto { n, pow, rand_off } => {
+                let u = unit_f64(&mut self.rng_off);
+                let rank = ((*n - 1) as f64 * u.powf(*pow)) as u64;
+                Self::place(scatter(rank, *rand_off, *n), self.range_unit, unit, last_fit)
+            }
+        }
+    }
+
+    fn place(block: u64, range_unit: u64, unit: u64, last_fit: u64) -> u64 {
+        let byte = block.saturating_mul(range_unit);
+        (byte - byte % unit).min(last_fit)
+    }
+
+    fn pick_prio(&mut self, d: usize) -> IoPrio {
+        if d < 2 && self.cmdprio_percentage[d] > 0 {
+            // engines/cmdprio.c: rand_between(0, 99) < percentage
+            if below(&mut self.rng_prio, 100) < u64::from(self.cmdprio_percentage[d]) {
+                return self.cmdprio[d];
+            }
+        }
+        self.prio
+    }
+
+    /// Thinktime: after every [`Self::thinktime_blocks`] I/Os the thread
+    /// idles this long (0 = never).
+    pub fn thinktime_ns(&self) -> u64 {
+        self.thinktime_ns
+    }
+
+    /// I/Os between two thinktime pauses (fio's `thinktime_blocks`, at least 1).
+    pub fn thinktime_blocks(&self) -> u32 {
+        self.thinktime_blocks
+    }
+
+    /// Whether `rate_iops` limits any direction.
+    pub fn is_rate_limited(&self) -> bool {
+        self.rate_iops.iter().any(|&r| r > 0)
+    }
+
+    /// `rate_iops` pacing, fio's linear rate process: the n-th I/O of a
+    /// direction is due `n / rate` seconds after the first rated I/O of the
+    /// job. Call once per I/O, just before issuing it, with the current time;
+    /// the I/O is booked and the time it may be issued is returned (`now_ns`
+    /// when it is already due or the direction is not rated). A thread that
+    /// fell behind is not penalised: it issues at once until it catches up.
+    pub fn next_issue_not_before(&mut self, ddir: Ddir, now_ns: u64) -> u64 {
+        let d = ddir as usize;
+        let iops = self.rate_iops[d];
+        if iops == 0 {
+            return now_ns;
+        }
+        let epoch = *self.rate_epoch.get_or_insert(now_ns);
+        let n = self.rate_count[d];
+        self.rate_count[d] += 1;
+        let due = u128::from(epoch) + u128::from(n) * 1_000_000_000 / u128::from(iops);
+        (due.min(u128::from(u64::MAX)) as u64).max(now_ns)
+    }
+
+    /// Forget the bytes and I/Os issued so far, as fio does when `ramp_time`
+    /// ends (its `reset_all_stats`): `size`/`number_ios` count from there.
+    pub fn restart_accounting(&mut self) {
+        self.bytes_issued = 0;
+        self.ios_issued = 0;
+    }
+
+    /// Bytes issued since the start (or the last [`Self::restart_accounting`]).
+    pub fn bytes_issued(&self) -> u64 {
+        self.bytes_issued
+    }
+
+    /// I/Os issued since the start (or the last [`Self::restart_accounting`]).
+    pub fn ios_issued(&self) -> u64 {
+        self.ios_issued
+    }
+
+    /// `(start, len)` of the region, in namespace bytes.
+    pub fn region(&self) -> (u64, u64) {
+        (self.start, self.len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::fio::parse_str;
+
+    fn spec(text: &str) -> JobSpec {
+        parse_str(&format!("[j]\n{text}\n"), "t.fio").unwrap().jobs.remove(0)
+    }
+
+    fn collect(g: &mut IoGenerator, max: usize) -> Vec<Io> {
+        std::iter::from_fn(|| g.next_io()).take(max).collect()
+    }
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn same_seed_same_stream_different_seed_different_stream() {
+        let s = spec("rw=randrw\nbssplit=4k/50:16k/50\ncmdprio_percentage=30\nioengine=libaio\nruntime=1\ntime_based");
+        let a = collect(&mut IoGenerator::new(&s, 0, (0, 64 * MIB), 7), 10_000);
+        let b = collect(&mut IoGenerator::new(&s, 0, (0, 64 * MIB), 7), 10_000);
+        let c = collect(&mut IoGenerator::new(&s, 0, (0, 64 * MIB), 8), 10_000);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn streams_are_independent_of_each_other() {
+        // Changing the block-size mix must not move directions or priorities.
+        let s1 = spec("rw=randrw\nbs=4k\nruntime=1\ntime_based\nioengine=libaio\ncmdprio_percentage=50");
+        let s2 = spec("rw=randrw\nbssplit=4k/50:8k/50\nruntime=1\ntime_based\nioengine=libaio\ncmdprio_percentage=50");
+        let a = collect(&mut IoGenerator::new(&s1, 0, (0, 64 * MIB), 3), 2000);
+        let b = collect(&mut IoGenerator::new(&s2, 0, (0, 64 * MIB), 3), 2000);
+        assert!(a.iter().zip(&b).all(|(x, y)| x.ddir == y.ddir && x.prio == y.prio));
+    }
+
+    #[test]
+    fn offsets_in_region_and_aligned() {
+        for text in [
+            "rw=randread\nbs=4k",
+            "rw=randread\nbs=4k\nnorandommap",
+            "rw=randwrite\nbssplit=4k/60:16k/30:64k/10",
+            "rw=randrw\nbs=4k,16k",
+            "rw=randread\nbssplit=8k/50:64k/50\nrandom_distribution=zipf:1.2",
+            "rw=randread\nbs=16k\nrandom_distribution=pareto:0.3",
+            "rw=read\nbssplit=4k/50:12k/50",
+            "rw=trimwrite\nbs=8k",
+        ] {
+            let s = spec(&format!("{text}\nruntime=1\ntime_based"));
+            let (start, len) = (16 * MIB, 40 * MIB + 4096);
+            let mut g = IoGenerator::new(&s, 0, (start, len), 1);
+            for io in collect(&mut g, 50_000) {
+                assert!(
+                    io.offset >= start && io.offset + u64::from(io.len) <= start + len,
+                    "{text}: {io:?}"
+                );
+                let align = s.bs[io.ddir as usize].iter().map(|e| e.0).min().unwrap();
+                assert_eq!((io.offset - start) % u64::from(align), 0, "{text}: {io:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn rwmixread_proportion() {
+        let s = spec("rw=randrw\nrwmixread=70\nruntime=1\ntime_based");
+        let ios = collect(&mut IoGenerator::new(&s, 0, (0, 64 * MIB), 11), 100_000);
+        let reads = ios.iter().filter(|io| io.ddir == Ddir::Read).count() as f64 / ios.len() as f64;
+        assert!((reads - 0.70).abs() < 0.01, "{reads}");
+        let s = spec("rw=rw\nrwmixwrite=100\nruntime=1\ntime_based");
+        assert!(collect(&mut IoGenerator::new(&s, 0, (0, MIB), 1), 100)
+            .iter()
+            .all(|io| io.ddir == Ddir::Write));
+    }
+
+    #[test]
+    fn bssplit_proportions() {
+        let s = spec("rw=randread\nbssplit=4k/60:16k/30:64k/10\nruntime=1\ntime_based");
+        let ios = collect(&mut IoGenerator::new(&s, 0, (0, 64 * MIB), 5), 100_000);
+        for (len, want) in [(4096u32, 0.6), (16384, 0.3), (65536, 0.1)] {
+            let got = ios.iter().filter(|io| io.len == len).count() as f64 / ios.len() as f64;
+            assert!((got - want).abs() < 0.01, "{len}: {got}");
+        }
+    }
+
+    #[test]
+    fn zipf_is_skewed_and_scattered() {
+        let s = spec("rw=randread\nbs=4k\nrandom_distribution=zipf:1.2\nruntime=1\ntime_based");
+        let blocks = 10_240u64;
+        let mut g = IoGenerator::new(&s, 0, (0, blocks * 4096), 9);
+        let mut hits = vec![0u32; blocks as usize];
+        for io in collect(&mut g, 200_000) {
+            hits[(io.offset / 4096) as usize] += 1;
+        }
+        let mut sorted = hits.clone();
+        sorted.sort_unstable_by(|a, b| b.cmp(a));
+        let top: u64 = sorted[..(blocks / 10) as usize].iter().map(|&h| u64::from(h)).sum();
+        assert!(top as f64 / 200_000.0 > 0.6, "top 10% got {top}");
+        // The hottest blocks are spread over the region, not packed at its start.
+        let mut hot: Vec<usize> = (0..hits.len()).collect();
+        hot.sort_by_key(|&i| std::cmp::Reverse(hits[i]));
+        let spread = hot[..16].iter().max().unwrap() - hot[..16].iter().min().unwrap();
+        assert!(spread > blocks as usize / 4, "{spread}");
+        // Uniform for comparison: far less skewed.
+        let s = spec("rw=randread\nbs=4k\nnorandommap\nruntime=1\ntime_based");
+        let mut g = IoGenerator::new(&s, 0, (0, blocks * 4096), 9);
+        let mut hits = vec![0u32; blocks as usize];
+        for io in collect(&mut g, 200_000) {
+            hits[(io.offset / 4096) as usize] += 1;
+        }
+        hits.sort_unstable_by(|a, b| b.cmp(a));
+        let top: u64 = hits[..(blocks / 10) as usize].iter().map(|&h| u64::from(h)).sum();
+        assert!((top as f64 / 200_000.0) < 0.2, "{top}");
+    }
+
+    #[test]
+    fn pareto_is_skewed() {
+        let s = spec("rw=randread\nbs=4k\nrandom_distribution=pareto:0.2\nruntime=1\ntime_based");
+        let blocks = 10_000u64;
+        let mut g = IoGenerator::new(&s, 0, (0, blocks * 4096), 2);
+        let mut hits = vec![0u32; blocks as usize];
+        for io in collect(&mut g, 100_000) {
+            hits[(io.offset / 4096) as usize] += 1;
+        }
+        hits.sort_unstable_by(|a, b| b.cmp(a));
+        let top: u64 = hits[..(blocks / 10) as usize].iter().map(|&h| u64::from(h)).sum();
+        assert!(top as f64 / 100_000.0 > 0.5, "{top}");
+    }
+
+    #[test]
+    fn random_map_visits_each_block_once_per_pass() {
+        let s = spec("rw=randwrite\nbs=4k\nloops=2");
+        let blocks = 1000u64;
+        let mut g = IoGenerator::new(&s, 0, (4096 * 10, blocks * 4096), 4);
+        let ios = collect(&mut g, usize::MAX);
+        assert_eq!(ios.len() as u64, 2 * blocks);
+        for pass in ios.chunks(blocks as usize) {
+            let mut seen: Vec<u64> = pass.iter().map(|io| (io.offset - 40960) / 4096).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            assert_eq!(seen.len() as u64, blocks);
+        }
+        assert_ne!(ios[..blocks as usize], ios[blocks as usize..]);
+    }
+
+    #[test]
+    fn sequential_wraps_and_keeps_a_position_per_direction() {
+        let s = spec("rw=write\nbs=64k\nruntime=1\ntime_based");
+        let mut g = IoGenerator::new(&s, 0, (MIB, 256 * 1024), 1);
+        let offs: Vec<u64> = collect(&mut g, 10).iter().map(|io| io.offset - MIB).collect();
+        assert_eq!(offs, [0, 65536, 131072, 196608, 0, 65536, 131072, 196608, 0, 65536]);
+        let s = spec("rw=rw\nbs=4k\nruntime=1\ntime_based");
+        let ios = collect(&mut IoGenerator::new(&s, 0, (0, MIB), 1), 1000);
+        for d in [Ddir::Read, Ddir::Write] {
+            let offs: Vec<u64> = ios
+                .iter()
+                .filter(|io| io.ddir == d)
+                .map(|io| io.offset)
+                .take(5)
+                .collect();
+            assert_eq!(offs, [0, 4096, 8192, 12288, 16384]);
+        }
+    }
+
+    #[test]
+    fn trimwrite_trims_then_writes_each_block() {
+        let s = spec("rw=trimwrite\nbs=8k\nsize=32k");
+        let ios = collect(&mut IoGenerator::new(&s, 0, (0, 32 * 1024), 1), 100);
+        let got: Vec<(Ddir, u64)> = ios.iter().map(|io| (io.ddir, io.offset)).collect();
+        assert_eq!(got.len(), 4);
+        assert_eq!(got[..2], [(Ddir::Trim, 0), (Ddir::Write, 0)]);
+    }
+
+    #[test]
+    fn size_loops_and_number_ios_end_the_job() {
+        let s = spec("rw=randread\nbs=4k");
+        let ios = collect(&mut IoGenerator::new(&s, 0, (0, MIB), 1), usize::MAX);
+        assert_eq!(ios.iter().map(|io| u64::from(io.len)).sum::<u64>(), MIB);
+        let s = spec("rw=read\nbs=4k\nloops=3");
+        assert_eq!(
+            collect(&mut IoGenerator::new(&s, 0, (0, MIB), 1), usize::MAX).len(),
+            3 * 256
+        );
+        let s = spec("rw=read\nbs=4k\nnumber_ios=10\nruntime=1\ntime_based");
+        assert_eq!(collect(&mut IoGenerator::new(&s, 0, (0, MIB), 1), usize::MAX).len(), 10);
+        let s = spec("rw=read\nbs=4k\nruntime=1\ntime_based");
+        assert_eq!(collect(&mut IoGenerator::new(&s, 0, (0, MIB), 1), 5000).len(), 5000);
+        let mut g = IoGenerator::new(&spec("rw=read\nbs=4k\nnumber_ios=2"), 0, (0, MIB), 1);
+        assert_eq!(collect(&mut g, 10).len(), 2);
+        g.restart_accounting();
+        assert_eq!(collect(&mut g, 10).len(), 2);
+        // A region smaller than the block size issues nothing.
+        assert!(IoGenerator::new(&spec("bs=8k"), 0, (0, 4096), 1).next_io().is_none());
+    }
+
+    #[test]
+    fn priorities_and_cmdprio_share() {
+        let s = spec(
+            "rw=randread\nioengine=libaio\nprioclass=2\nprio=5\ncmdprio_percentage=30\ncmdprio_class=1\n\
+             cmdprio=0\nruntime=1\ntime_based",
+        );
+        let ios = collect(&mut IoGenerator::new(&s, 0, (0, 64 * MIB), 1), 100_000);
+        let rt = ios.iter().filter(|io| io.prio == IoPrio { class: 1, level: 0 }).count() as f64;
+        let be = ios.iter().filter(|io| io.prio == IoPrio { class: 2, level: 5 }).count() as f64;
+        assert_eq!(rt + be, ios.len() as f64);
+        assert!((rt / ios.len() as f64 - 0.3).abs() < 0.01, "{rt}");
+    }
+
+    #[test]
+    fn rate_pacing_is_linear() {
+        let s = spec("rw=randrw\nrate_iops=1000,500,0\nruntime=1\ntime_based");
+        let mut g = IoGenerator::new(&s, 0, (0, MIB), 1);
+        assert!(g.is_rate_limited());
+        assert_eq!(g.next_issue_not_before(Ddir::Read, 5_000), 5_000);
+        assert_eq!(g.next_issue_not_before(Ddir::Read, 5_000), 1_005_000);
+        assert_eq!(g.next_issue_not_before(Ddir::Write, 6_000), 6_000);
+        assert_eq!(g.next_issue_not_before(Ddir::Write, 6_000), 2_005_000);
+        assert_eq!(g.next_issue_not_before(Ddir::Read, 9_000_000), 9_000_000);
+        assert_eq!(g.next_issue_not_before(Ddir::Trim, 7), 7);
+        assert_eq!(spec("thinktime=5ms\nthinktime_blocks=8").thinktime_ns, 5_000_000);
+        let g = IoGenerator::new(&spec("thinktime=5ms\nthinktime_blocks=8"), 0, (0, MIB), 1);
+        assert_eq!((g.thinktime_ns(), g.thinktime_blocks()), (5_000_000, 8));
+    }
+
+    #[test]
+    fn regions_follow_fio_rules() {
+        let gib = 1u64 << 30;
+        assert_eq!(resolve_region(&spec("bs=4k"), 0, gib), Ok((0, gib)));
+        assert_eq!(
+            resolve_region(&spec("offset=16m\nsize=64m"), 1, gib),
+            Ok((16 * MIB, 64 * MIB))
+        );
+        assert_eq!(
+            resolve_region(&spec("offset=16m"), 0, gib),
+            Ok((16 * MIB, gib - 16 * MIB))
+        );
+        assert_eq!(resolve_region(&spec("size=25%"), 0, gib), Ok((0, gib / 4)));
+        assert_eq!(
+            resolve_region(&spec("offset=50%\nsize=75%"), 0, gib),
+            Ok((gib / 2, gib / 2))
+        );
+        // Percent offsets round up to the minimum block size.
+        assert_eq!(
+            resolve_region(&spec("offset=1%\nbs=64k"), 0, 1_000_000_000).unwrap().0,
+            153 * 65536
+        );
+        assert!(resolve_region(&spec("offset=100%"), 0, gib).is_err());
+        assert!(resolve_region(&spec("offset=2g"), 0, gib).is_err());
+        assert!(resolve_region(&spec("offset=512m\nsize=600m"), 0, gib).is_err());
+        assert!(resolve_region(&spec("bs=1m"), 0, 4096).is_err());
+    }
+
+    #[test]
+    fn zeta_matches_direct_sum() {
+        for theta in [0.5, 0.9, 1.1, 1.2, 2.0] {
+            let m = 300_000u64;
+            let direct: f64 = (1..=m).map(|i| (i as f64).powf(-theta)).sum();
+            assert!((zeta(m, theta) - direct).abs() / direct < 1e-12, "{theta}");
+        }
+    }
+
+    #[test]
+    fn permutation_is_a_bijection() {
+        let mut rng = stream(1, 1);
+        for n in [1u64, 2, 3, 7, 64, 1000, 4097] {
+            let mut p = Permutation::new(n, &mut rng);
+            let mut seen: Vec<u64> = (0..n).map(|_| p.next_block(&mut rng)).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..n).collect::<Vec<_>>());
+        }
+    }
+}

@@ -145,4 +145,8 @@ pub struct JobSpec {
     pub loops: u32,
     /// Reporting group (0-based), computed from stonewall/new_group like fio.
     pub groupid: u32,
+    /// fio's `norandommap`: uniform random I/O may hit a block again before
+    /// every block has been hit once. Without it (the default) each pass over
+    /// the region touches every block once. fio forces it for zipf/pareto.
+    pub norandommap: bool,
 }

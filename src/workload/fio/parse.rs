@@ -1,0 +1,2058 @@
+//! The fio job-file parser: INI sections, option names, aliases and value
+//! syntax as fio 3.33 reads them (`init.c` `parse_jobs_ini`, `options.c`
+//! `fio_options[]` and `fio_options_parse`, `parse.c` `__handle_option`,
+//! `str_to_decimal`, `get_mult_time`, `__get_mult_bytes`), resolved into
+//! [`JobSpec`]s.
+//!
+//! nvmesim is deliberately *stricter* than fio: wherever fio silently does
+//! something useless (ignores an unknown size suffix, runs with a negative
+//! rate as "no limit", drops an out-of-range percentile and carries on), the
+//! parser rejects the file with an error that names the option and its line.
+//! Options that only matter on a real machine and cannot change what the
+//! simulator observes are accepted and ignored, but only if they are listed in
+//! [`IGNORED_OPTIONS`]. Every other real fio option is an error
+//! ("not supported by nvmesim"), and a name fio does not know at all is an
+//! "unknown option" error with fio's "did you mean" hint.
+//!
+//! Option order in `options` / `global_options` is fio's parse order (so it
+//! matches the `job options` / `global options` objects of fio's JSON):
+//! within one section, core options are stably sorted by their `prio` field in
+//! `options.c` (`cpus_allowed_policy`, `kb_base`, `unit_base`, `lockfile`
+//! first; `filename`, `filename_format` last; everything else in file order),
+//! then the engine's own options (`cmdprio_*`) follow in file order, because
+//! fio parses those in a second pass once the engine is loaded. A repeated
+//! option keeps the position of its first occurrence and the value of its
+//! last (what a JSON reader sees from fio's duplicate keys). Valueless flags
+//! (`time_based` without `=1`) are left out, as fio leaves them out.
+//!
+//! Value syntax (fio 3.33, `kb_base=1024`, the default): sizes take `k m g t p`
+//! with an optional `b` (`4k` = `4kb` = `4KB` = 4096); the IEC spellings are
+//! *inverted* for compatibility, exactly as fio documents for `kb_base=1024`:
+//! `4KiB` = 4000 bytes. `kb_base=1000` swaps the two. Integer options take the
+//! same suffixes (`rate_iops=1k` is 1024). Times take `us usec ms msec s m h d`
+//! (case-insensitive); without a suffix `runtime`/`ramp_time` are seconds and
+//! `thinktime` is microseconds. Undefined `${VAR}`s are an error (fio 3.33
+//! fails on them too, e.g. `fio: failed parsing bs=${MYBS}`).
+//!
+//! ## fio's bad / edge-case job files (`fio-reference/bad-jobs/`)
+//!
+//! | file | fio 3.33 (`RESULTS.md`) | nvmesim |
+//! |---|---|---|
+//! | `alias.fio` | accepted; `readwrite`→`rw`, `blocksize`→`bs`, the later `bs=16k` wins | accepted: `rw=randread`, `bs=16k`, `thinktime` 1 ms, `rate_iops` 1024 (`1k`); options listed as `rw`, `bs`=`16k` |
+//! | `bad-bs.fio` (`bs=4q`) | parses; ignores the suffix, 4-byte I/Os fail with EINVAL at run time | rejected, `bs`: unknown size suffix `q` |
+//! | `bad-bssplit2.fio` (`4k/60:16k/50`) | accepted silently (adds up to 110) | rejected, `bssplit`: percentages add up to 110, not 100 |
+//! | `bad-cpus.fio` (`cpus_allowed=7`) | parses; fails at run time on a 2-CPU host | accepted by the parser (valid syntax); the machine model rejects CPUs the simulated host lacks |
+//! | `bad-direct.fio` (`direct=yes`) | rejected | rejected, `direct`: expects 0 or 1 |
+//! | `bad-engine.fio` (`ioengine=nosuchengine`) | parses; fails at run time (engine not loadable) | rejected, `ioengine`: unknown engine |
+//! | `bad-iodepth-neg.fio` (`iodepth=-1`) | prints an error, exits 0, runs at QD1 | rejected, `iodepth`: negative value |
+//! | `bad-iodepth-str.fio` (`iodepth=abc`) | rejected | rejected, `iodepth`: not a number |
+//! | `bad-percentile.fio` (`50:101`) | prints an error, exits 0, keeps only 50 | rejected, `percentile_list`: 101 is out of range 0..100 |
+//! | `bad-prioclass.fio` (`prioclass=9`) | rejected | rejected, `prioclass`: out of range 0..3 |
+//! | `bad-runtime.fio` (`runtime=abc`) | rejected | rejected, `runtime`: not a number |
+//! | `bad-rw.fio` (`rw=randomread`) | rejected | rejected, `rw`: unknown value (lists the valid ones) |
+//! | `bad-rwmix.fio` (`rwmixread=150`) | rejected | rejected, `rwmixread`: out of range 0..100 |
+//! | `bad-thinktime.fio` (`thinktime=xyz`) | rejected | rejected, `thinktime`: not a number |
+//! | `bad-zipf.fio` (`random_distribution=zipf`) | accepted, theta 1.1 | accepted, `Zipf(1.1)` |
+//! | `bad-zipf2.fio` (`zipfian:1.2`) | rejected | rejected, `random_distribution`: unknown distribution |
+//! | `bool-noval.fio` (`direct` without a value) | rejected ("requires an argument") | rejected, `direct`: requires a value (`group_reporting` alone is fine) |
+//! | `case-sensitive.fio` (`IOEngine=libaio`) | rejected, "Did you mean ioengine?" | rejected, `IOEngine`: unknown option; did you mean `ioengine`? |
+//! | `cmdprio-exclusive.fio` | parses; the job fails with EINVAL (mutually exclusive) | rejected, `cmdprio_bssplit`: exclusive with `cmdprio_percentage` (and not supported) |
+//! | `dupname.fio` | accepted, two jobs named `a` | accepted, two jobs named `a` (read, then write) |
+//! | `empty.fio` | parses; "No job(s) defined" at run | rejected: no jobs defined |
+//! | `engine-opt-mismatch.fio` (`cmdprio_percentage` with `psync`) | rejected ("Bad option", "Did you mean trim_percentage?") | rejected, `cmdprio_percentage`: needs ioengine libaio or io_uring |
+//! | `envvar.fio` (`bs=${MYBS}`) | rejected when `MYBS` is unset; expands when set | same: rejected, `bs`: environment variable `MYBS` is not set; expanded when set |
+//! | `no-jobs.fio` (`[global]` only) | parses; "No job(s) defined" at run | rejected: no jobs defined |
+//! | `no-section.fio` (option before any section) | rejected ("outside of [] job section") | rejected, `rw`: option outside of any `[section]` |
+//! | `numjobs-negative.fio` (`numjobs=-1`) | parses; fails at run time | rejected, `numjobs`: negative value |
+//! | `numjobs0.fio` (`numjobs=0`) | parses; fails at run time | rejected, `numjobs`: must be at least 1 |
+//! | `offset-150pct.fio` (`offset=150%`) | parses; EINVAL at run time | rejected, `offset`: percentage above 100 (absolute offsets are checked against the device by `gen::resolve_region`) |
+//! | `percentile-unsorted.fio` (`99.999999:50:1`) | accepted | accepted, sorted to `[1, 50, 99.999999]` |
+//! | `rate-bad.fio` (`rate_iops=fast`) | rejected | rejected, `rate_iops`: not a number |
+//! | `rate-negative.fio` (`rate_iops=-5`) | accepted, no limit applied | rejected, `rate_iops`: negative value |
+//! | `thinktime-badsuffix.fio` (`thinktime=10x`) | accepted (the unknown suffix is ignored: 10 µs) | rejected, `thinktime`: unknown time suffix `x` |
+//! | `unknown-opt.fio` (`foo_bar=1`) | rejected ("Bad option") | rejected, `foo_bar`: unknown option |
+//!
+//! Also stricter than fio: block sizes must be multiples of 512 bytes; a
+//! `bssplit` entry with an explicit `/0` is rejected (fio reads it as "no
+//! percentage given"); `time_based` without a `runtime` is rejected (fio warns
+//! and drops `time_based`); time suffixes fio silently reads as microseconds
+//! (`10sec`, `5min`) are rejected; section names that start with `global` but
+//! are not exactly `global` are rejected (fio would treat them as `[global]`);
+//! `verify=none` is rejected like fio rejects it (use `verify=0`).
+
+use std::path::Path;
+
+use super::spec::{BsSplit, CpusAllowedPolicy, FioJobFile, IoEngine, JobSpec, RandomDistribution, RwMode, SizeSpec};
+use crate::workload::IoPrio;
+
+/// A job-file error: where it is and which option it is about.
+/// Displays as `FILE:LINE: option 'NAME': MESSAGE`, or `FILE:LINE: MESSAGE`
+/// for structural errors, or `FILE: MESSAGE` when there is no line (I/O errors).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", render_error(.file, .line, .option, .message))]
+pub struct FioError {
+    pub file: String,
+    /// 1-based line; 0 when the error is not about a line (the file could not be read).
+    pub line: usize,
+    /// The option as written in the file (so `IOEngine`, not `ioengine`).
+    pub option: Option<String>,
+    pub message: String,
+}
+
+fn render_error(file: &str, line: &usize, option: &Option<String>, message: &str) -> String {
+    let loc = if *line == 0 {
+        file.to_string()
+    } else {
+        format!("{file}:{line}")
+    };
+    match option {
+        Some(o) => format!("{loc}: option '{o}': {message}"),
+        None => format!("{loc}: {message}"),
+    }
+}
+
+/// Real fio options that nvmesim accepts and ignores, with the reason the
+/// simulator cannot observe their effect. Any fio option that is neither
+/// honoured nor listed here is rejected as "not supported by nvmesim".
+pub const IGNORED_OPTIONS: &[(&str, &str)] = &[
+    (
+        "disk_util",
+        "host disk-utilisation sampling; nvmesim never writes fio's disk_util section",
+    ),
+    (
+        "invalidate",
+        "drops the host page cache before the job; the simulator has no page cache",
+    ),
+    (
+        "fadvise_hint",
+        "page-cache advice (posix_fadvise); the simulator has no page cache",
+    ),
+    (
+        "randrepeat",
+        "seeding of fio's own RNG; nvmesim seeds every random stream from its --seed",
+    ),
+    (
+        "allrandrepeat",
+        "seeding of fio's own RNG; nvmesim seeds every random stream from its --seed",
+    ),
+    (
+        "randseed",
+        "seed of fio's own RNG; nvmesim seeds every random stream from its --seed",
+    ),
+    (
+        "random_generator",
+        "which PRNG fio uses; nvmesim uses its own generators",
+    ),
+    (
+        "softrandommap",
+        "only matters when fio cannot allocate its random map; nvmesim needs none",
+    ),
+    (
+        "thread",
+        "threads vs processes: the simulated job thread behaves the same either way",
+    ),
+    (
+        "clocksource",
+        "fio's timing source; the simulator has a single exact clock",
+    ),
+    ("fallocate", "file preallocation during layout; there is no file system"),
+    (
+        "create_serialize",
+        "file-creation ordering during layout; there is no file system",
+    ),
+    ("create_fsync", "fsync after file layout; there is no file system"),
+    ("create_on_open", "when files are created; there is no file system"),
+    (
+        "allow_file_create",
+        "permission to create files; there is no file system",
+    ),
+    (
+        "allow_mounted_write",
+        "safety check against writing mounted devices; nothing is mounted",
+    ),
+    ("unlink", "removes files after the job; there is no file system"),
+    (
+        "unlink_each_loop",
+        "removes files after each loop; there is no file system",
+    ),
+    (
+        "mem",
+        "allocator of fio's I/O buffers (malloc/shm/mmap); buffer memory is not modelled",
+    ),
+    (
+        "iomem_align",
+        "alignment of fio's I/O buffers in memory; buffer memory is not modelled",
+    ),
+    (
+        "hugepage-size",
+        "huge page size for fio's buffers; buffer memory is not modelled",
+    ),
+    ("lockmem", "mlock()s host memory; host memory is not modelled"),
+    ("uid", "user id the job runs as"),
+    ("gid", "group id the job runs as"),
+    ("log_entries", "initial size of fio's in-memory log buffers"),
+    (
+        "error_dump",
+        "dumps information on I/O errors; the simulator produces none",
+    ),
+    ("unique_filename", "client/server mode only"),
+    (
+        "zero_buffers",
+        "data contents; the simulated device does not look at data",
+    ),
+    (
+        "refill_buffers",
+        "data contents; the simulated device does not look at data",
+    ),
+    (
+        "scramble_buffers",
+        "data contents; the simulated device does not look at data",
+    ),
+    (
+        "buffer_pattern",
+        "data contents; the simulated device does not look at data",
+    ),
+];
+
+/// fio's default `percentile_list`.
+pub const DEFAULT_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
+];
+
+/// Parse a job file from disk.
+pub fn parse_file(path: &Path) -> Result<FioJobFile, FioError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| FioError {
+        file: name.clone(),
+        line: 0,
+        option: None,
+        message: format!("unable to open job file: {e}"),
+    })?;
+    parse_str(&String::from_utf8_lossy(&bytes), &name)
+}
+
+/// Parse job-file text; `path_for_messages` names the file in errors and in
+/// [`FioJobFile::path`]. `${VAR}` is expanded from the process environment.
+pub fn parse_str(text: &str, path_for_messages: &str) -> Result<FioJobFile, FioError> {
+    parse_str_with_env(text, path_for_messages, &|k| std::env::var(k).ok())
+}
+
+/// As [`parse_str`], with `${VAR}` looked up through `env` (for tests and embedders).
+pub fn parse_str_with_env(
+    text: &str,
+    path_for_messages: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<FioJobFile, FioError> {
+    Parser {
+        file: path_for_messages,
+        env,
+    }
+    .run(text)
+}
+
+// ---------------------------------------------------------------------------
+// Option tables (fio 3.33 options.c, in table order; `alias` is "" if none).
+
+/// Every core fio option name (from `fio_options[]`) with its alias.
+const FIO_OPTIONS: &[(&str, &str)] = &[
+    ("description", ""),
+    ("name", ""),
+    ("wait_for", ""),
+    ("filename", ""),
+    ("directory", ""),
+    ("filename_format", ""),
+    ("unique_filename", ""),
+    ("lockfile", ""),
+    ("opendir", ""),
+    ("rw", "readwrite"),
+    ("rw_sequencer", ""),
+    ("ioengine", ""),
+    ("iodepth", ""),
+    ("iodepth_batch", "iodepth_batch_submit"),
+    ("iodepth_batch_complete_min", "iodepth_batch_complete"),
+    ("iodepth_batch_complete_max", ""),
+    ("iodepth_low", ""),
+    ("serialize_overlap", ""),
+    ("io_submit_mode", ""),
+    ("size", ""),
+    ("io_size", "io_limit"),
+    ("fill_device", "fill_fs"),
+    ("filesize", ""),
+    ("file_append", ""),
+    ("offset", "fileoffset"),
+    ("offset_align", ""),
+    ("offset_increment", ""),
+    ("number_ios", ""),
+    ("bs", "blocksize"),
+    ("ba", "blockalign"),
+    ("bsrange", "blocksize_range"),
+    ("bssplit", ""),
+    ("bs_unaligned", "blocksize_unaligned"),
+    ("bs_is_seq_rand", ""),
+    ("randrepeat", ""),
+    ("randseed", ""),
+    ("norandommap", ""),
+    ("softrandommap", ""),
+    ("random_generator", ""),
+    ("random_distribution", ""),
+    ("percentage_random", ""),
+    ("percentage_sequential", ""),
+    ("allrandrepeat", ""),
+    ("nrfiles", "nr_files"),
+    ("openfiles", ""),
+    ("file_service_type", ""),
+    ("fallocate", ""),
+    ("fadvise_hint", ""),
+    ("fsync", ""),
+    ("fdatasync", ""),
+    ("write_barrier", ""),
+    ("sync_file_range", ""),
+    ("direct", ""),
+    ("atomic", ""),
+    ("buffered", ""),
+    ("overwrite", ""),
+    ("loops", ""),
+    ("numjobs", ""),
+    ("startdelay", ""),
+    ("runtime", "timeout"),
+    ("time_based", ""),
+    ("verify_only", ""),
+    ("ramp_time", ""),
+    ("clocksource", ""),
+    ("mem", "iomem"),
+    ("iomem_align", "mem_align"),
+    ("verify", ""),
+    ("do_verify", ""),
+    ("verifysort", ""),
+    ("verifysort_nr", ""),
+    ("verify_interval", ""),
+    ("verify_offset", ""),
+    ("verify_pattern", ""),
+    ("verify_fatal", ""),
+    ("verify_dump", ""),
+    ("verify_async", ""),
+    ("verify_backlog", ""),
+    ("verify_backlog_batch", ""),
+    ("verify_async_cpus", ""),
+    ("experimental_verify", ""),
+    ("verify_state_load", ""),
+    ("verify_state_save", ""),
+    ("trim_percentage", ""),
+    ("trim_verify_zero", ""),
+    ("trim_backlog", ""),
+    ("trim_backlog_batch", ""),
+    ("write_iolog", ""),
+    ("read_iolog", ""),
+    ("read_iolog_chunked", ""),
+    ("replay_no_stall", ""),
+    ("replay_redirect", ""),
+    ("replay_scale", ""),
+    ("replay_align", ""),
+    ("replay_time_scale", ""),
+    ("replay_skip", ""),
+    ("merge_blktrace_file", ""),
+    ("merge_blktrace_scalars", ""),
+    ("merge_blktrace_iters", ""),
+    ("exec_prerun", ""),
+    ("exec_postrun", ""),
+    ("ioscheduler", ""),
+    ("zonemode", ""),
+    ("zonesize", ""),
+    ("zonecapacity", ""),
+    ("zonerange", ""),
+    ("zoneskip", ""),
+    ("read_beyond_wp", ""),
+    ("max_open_zones", ""),
+    ("job_max_open_zones", ""),
+    ("ignore_zone_limits", ""),
+    ("zone_reset_threshold", ""),
+    ("zone_reset_frequency", ""),
+    ("fdp", ""),
+    ("fdp_pli", ""),
+    ("lockmem", ""),
+    ("rwmixread", ""),
+    ("rwmixwrite", ""),
+    ("rwmixcycle", ""),
+    ("nice", ""),
+    ("prio", ""),
+    ("prioclass", ""),
+    ("thinktime", ""),
+    ("thinktime_spin", ""),
+    ("thinktime_blocks", ""),
+    ("thinktime_blocks_type", ""),
+    ("thinktime_iotime", ""),
+    ("rate", ""),
+    ("rate_min", "ratemin"),
+    ("rate_iops", ""),
+    ("rate_iops_min", ""),
+    ("rate_process", ""),
+    ("rate_cycle", "ratecycle"),
+    ("rate_ignore_thinktime", ""),
+    ("max_latency", ""),
+    ("latency_target", ""),
+    ("latency_window", ""),
+    ("latency_percentile", ""),
+    ("latency_run", ""),
+    ("invalidate", ""),
+    ("sync", ""),
+    ("write_hint", ""),
+    ("create_serialize", ""),
+    ("create_fsync", ""),
+    ("create_on_open", ""),
+    ("create_only", ""),
+    ("allow_file_create", ""),
+    ("allow_mounted_write", ""),
+    ("pre_read", ""),
+    ("cpumask", ""),
+    ("cpus_allowed", ""),
+    ("cpus_allowed_policy", ""),
+    ("numa_cpu_nodes", ""),
+    ("numa_mem_policy", ""),
+    ("gpu_dev_id", ""),
+    ("end_fsync", ""),
+    ("fsync_on_close", ""),
+    ("unlink", ""),
+    ("unlink_each_loop", ""),
+    ("exitall", ""),
+    ("exit_what", ""),
+    ("exitall_on_error", ""),
+    ("stonewall", "wait_for_previous"),
+    ("new_group", ""),
+    ("thread", ""),
+    ("per_job_logs", ""),
+    ("write_bw_log", ""),
+    ("write_lat_log", ""),
+    ("write_iops_log", ""),
+    ("log_entries", ""),
+    ("log_avg_msec", ""),
+    ("log_hist_msec", ""),
+    ("log_hist_coarseness", ""),
+    ("write_hist_log", ""),
+    ("log_max_value", ""),
+    ("log_offset", ""),
+    ("log_prio", ""),
+    ("log_compression", ""),
+    ("log_compression_cpus", ""),
+    ("log_store_compressed", ""),
+    ("log_unix_epoch", ""),
+    ("log_alternate_epoch", ""),
+    ("log_alternate_epoch_clock_id", ""),
+    ("block_error_percentiles", ""),
+    ("bwavgtime", ""),
+    ("iopsavgtime", ""),
+    ("group_reporting", ""),
+    ("stats", ""),
+    ("zero_buffers", ""),
+    ("refill_buffers", ""),
+    ("scramble_buffers", ""),
+    ("buffer_pattern", ""),
+    ("buffer_compress_percentage", ""),
+    ("buffer_compress_chunk", ""),
+    ("dedupe_percentage", ""),
+    ("dedupe_global", ""),
+    ("dedupe_mode", ""),
+    ("dedupe_working_set_percentage", ""),
+    ("clat_percentiles", ""),
+    ("lat_percentiles", ""),
+    ("slat_percentiles", ""),
+    ("percentile_list", ""),
+    ("significant_figures", ""),
+    ("disk_util", ""),
+    ("gtod_reduce", ""),
+    ("disable_lat", ""),
+    ("disable_clat", ""),
+    ("disable_slat", ""),
+    ("disable_bw_measurement", "disable_bw"),
+    ("gtod_cpu", ""),
+    ("unified_rw_reporting", ""),
+    ("continue_on_error", ""),
+    ("ignore_error", ""),
+    ("error_dump", ""),
+    ("profile", ""),
+    ("cgroup", ""),
+    ("cgroup_nodelete", ""),
+    ("cgroup_weight", ""),
+    ("uid", ""),
+    ("gid", ""),
+    ("kb_base", ""),
+    ("unit_base", ""),
+    ("hugepage-size", ""),
+    ("flow_id", ""),
+    ("flow", ""),
+    ("flow_watermark", ""),
+    ("flow_sleep", ""),
+    ("steadystate", "ss"),
+    ("steadystate_duration", "ss_dur"),
+    ("steadystate_ramp_time", "ss_ramp"),
+];
+
+/// `.prio` of the options that have one in `options.c` (fio parses higher first).
+fn option_prio(name: &str) -> i32 {
+    match name {
+        "lockfile" | "cpus_allowed_policy" | "kb_base" | "unit_base" => 1,
+        "filename" | "filename_format" => -1,
+        _ => 0,
+    }
+}
+
+/// Engine-private options (fio 3.33 `engines/*.c`): name and the engines that have it.
+const ENGINE_OPTIONS: &[(&str, &[&str])] = &[
+    ("cmdprio_percentage", &["libaio", "io_uring"]),
+    ("cmdprio_class", &["libaio", "io_uring"]),
+    ("cmdprio", &["libaio", "io_uring"]),
+    ("cmdprio_bssplit", &["libaio", "io_uring"]),
+    ("userspace_reap", &["libaio"]),
+    ("nowait", &["libaio", "io_uring", "pvsync2"]),
+    ("hipri", &["io_uring", "pvsync2"]),
+    ("hipri_percentage", &["pvsync2"]),
+    ("uncached", &["io_uring", "pvsync2"]),
+    ("fixedbufs", &["io_uring"]),
+    ("registerfiles", &["io_uring"]),
+    ("sqthread_poll", &["io_uring"]),
+    ("sqthread_poll_cpu", &["io_uring"]),
+    ("nonvectored", &["io_uring"]),
+    ("force_async", &["io_uring"]),
+];
+
+/// Engines nvmesim models and the other engine names fio 3.33 knows.
+const SUPPORTED_ENGINES: &[(&str, IoEngine)] = &[
+    ("libaio", IoEngine::Libaio),
+    ("io_uring", IoEngine::IoUring),
+    ("psync", IoEngine::Psync),
+    ("sync", IoEngine::Sync),
+    ("pvsync2", IoEngine::Pvsync2),
+    ("null", IoEngine::Null),
+];
+const OTHER_FIO_ENGINES: &[&str] = &[
+    "vsync",
+    "pvsync",
+    "io_uring_cmd",
+    "posixaio",
+    "solarisaio",
+    "windowsaio",
+    "rbd",
+    "mmap",
+    "splice",
+    "netsplice",
+    "sg",
+    "net",
+    "cpuio",
+    "rdma",
+    "librpma_apm",
+    "librpma_gpspm",
+    "e4defrag",
+    "falloc",
+    "gfapi",
+    "gfapi_async",
+    "libhdfs",
+    "ime_psync",
+    "ime_psyncv",
+    "ime_aio",
+    "dev-dax",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "dircreate",
+    "dirstat",
+    "dirdelete",
+    "external",
+    "libpmem",
+    "http",
+    "nbd",
+    "dfs",
+    "nfs",
+    "xnvme",
+    "exec",
+    "libcufile",
+    "spdk",
+];
+
+fn engine_name(e: IoEngine) -> &'static str {
+    SUPPORTED_ENGINES
+        .iter()
+        .find(|(_, x)| *x == e)
+        .map(|(n, _)| *n)
+        .unwrap_or("?")
+}
+
+enum OptRef {
+    Core(&'static str),
+    Engine(&'static str, &'static [&'static str]),
+}
+
+fn lookup(key: &str) -> Option<OptRef> {
+    if let Some((name, _)) = FIO_OPTIONS
+        .iter()
+        .find(|(n, a)| *n == key || (!a.is_empty() && *a == key))
+    {
+        return Some(OptRef::Core(name));
+    }
+    ENGINE_OPTIONS
+        .iter()
+        .find(|(n, _)| *n == key)
+        .map(|(n, e)| OptRef::Engine(n, e))
+}
+
+/// fio's `show_closest_option`: Levenshtein distance over option names, shown
+/// when the distance is at most half the length; a case-insensitive match wins.
+fn did_you_mean(key: &str) -> Option<&'static str> {
+    let lower = key.to_ascii_lowercase();
+    let names = FIO_OPTIONS
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(ENGINE_OPTIONS.iter().map(|(n, _)| *n));
+    if let Some(n) = names.clone().find(|n| *n == lower) {
+        return Some(n);
+    }
+    let mut best: Option<(usize, &'static str)> = None;
+    for n in names {
+        let d = levenshtein(key, n);
+        if best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, n));
+        }
+    }
+    best.filter(|(d, _)| *d <= key.chars().count().div_ceil(2))
+        .map(|(_, n)| n)
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+// ---------------------------------------------------------------------------
+// Value syntax.
+
+fn need(v: Option<&str>) -> Result<&str, String> {
+    match v {
+        None => Err("requires a value (fio: \"Option requires an argument\")".into()),
+        Some("") => Err("empty value".into()),
+        Some(s) => Ok(s),
+    }
+}
+
+fn parse_bool(v: Option<&str>) -> Result<bool, String> {
+    let s = need(v)?;
+    match s.parse::<u64>() {
+        Ok(0) if s.bytes().all(|b| b.is_ascii_digit()) => Ok(false),
+        Ok(1) if s.bytes().all(|b| b.is_ascii_digit()) => Ok(true),
+        _ => Err(format!("expects 0 or 1, got '{s}'")),
+    }
+}
+
+/// A valueless flag (`time_based`) or the same with an explicit `=0`/`=1`.
+fn parse_flag(v: Option<&str>) -> Result<bool, String> {
+    match v {
+        None => Ok(true),
+        Some(_) => parse_bool(v),
+    }
+}
+
+/// Leading decimal digits of `s` and the rest; error if there are none.
+fn split_number(s: &str) -> Result<(u64, &str), String> {
+    if s.starts_with('-') {
+        return Err(format!("negative value '{s}' is not allowed"));
+    }
+    let s2 = s.strip_prefix('+').unwrap_or(s);
+    let end = s2.find(|c: char| !c.is_ascii_digit()).unwrap_or(s2.len());
+    if end == 0 {
+        return Err(format!("'{s}' is not a number"));
+    }
+    let n = s2[..end].parse::<u64>().map_err(|_| format!("'{s}' is too large"))?;
+    Ok((n, &s2[end..]))
+}
+
+enum SizeVal {
+    Bytes(u64),
+    Percent(u64),
+}
+
+/// fio's `str_to_decimal(kilo=1)`: digits (or `0x` hex) with a size suffix.
+fn parse_size_val(s: &str, kb_base: u64, allow_percent: bool) -> Result<SizeVal, String> {
+    if let Some(hex) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        return u64::from_str_radix(hex, 16)
+            .map(SizeVal::Bytes)
+            .map_err(|_| format!("'{s}' is not a number"));
+    }
+    let (n, suffix) = split_number(s)?;
+    let inv = if kb_base == 1000 { 1024 } else { 1000 };
+    let (mult, pow): (u64, u32) = match suffix.to_ascii_lowercase().as_str() {
+        "" | "b" => (1, 0),
+        "%" if allow_percent => {
+            return Ok(SizeVal::Percent(n));
+        }
+        "%" => return Err("a percentage is not allowed here".into()),
+        "k" | "kb" => (kb_base, 1),
+        "m" | "mb" => (kb_base, 2),
+        "g" | "gb" => (kb_base, 3),
+        "t" | "tb" => (kb_base, 4),
+        "p" | "pb" => (kb_base, 5),
+        "kib" => (inv, 1),
+        "mib" => (inv, 2),
+        "gib" => (inv, 3),
+        "tib" => (inv, 4),
+        "pib" => (inv, 5),
+        other => {
+            return Err(format!(
+                "unknown size suffix '{other}' in '{s}' (valid: k, m, g, t, p, optionally with b or ib; \
+                 fio would silently ignore it)"
+            ))
+        }
+    };
+    mult.checked_pow(pow)
+        .and_then(|m| n.checked_mul(m))
+        .map(SizeVal::Bytes)
+        .ok_or_else(|| format!("'{s}' is too large"))
+}
+
+fn parse_bytes(s: &str, kb_base: u64) -> Result<u64, String> {
+    match parse_size_val(s, kb_base, false)? {
+        SizeVal::Bytes(b) => Ok(b),
+        SizeVal::Percent(_) => Err("a percentage is not allowed here".into()),
+    }
+}
+
+fn parse_int_in(s: &str, kb_base: u64, lo: u64, hi: u64) -> Result<u64, String> {
+    let v = parse_bytes(s, kb_base)?;
+    if v < lo || v > hi {
+        return Err(format!("value {v} out of range {lo}..{hi}"));
+    }
+    Ok(v)
+}
+
+/// fio's time values (`get_mult_time`), returned in nanoseconds.
+fn parse_time_ns(s: &str, default_seconds: bool) -> Result<u64, String> {
+    let (n, suffix) = split_number(s)?;
+    let us: u64 = match suffix.to_ascii_lowercase().as_str() {
+        "" if default_seconds => 1_000_000,
+        "" | "us" | "usec" => 1,
+        "ms" | "msec" => 1_000,
+        "s" => 1_000_000,
+        "m" => 60_000_000,
+        "h" => 3_600_000_000,
+        "d" => 86_400_000_000,
+        other => {
+            return Err(format!(
+                "unknown time suffix '{other}' in '{s}' (valid: us, usec, ms, msec, s, m, h, d; \
+                 fio would silently read it as microseconds)"
+            ))
+        }
+    };
+    n.checked_mul(us)
+        .and_then(|v| v.checked_mul(1000))
+        .ok_or_else(|| format!("'{s}' is too large"))
+}
+
+/// fio's per-direction `a[,b[,c]]` form for read,write,trim. One value sets
+/// all three; two set read and write (trim takes write's); an empty part
+/// leaves that direction unchanged (`500,` = read only), as fio does.
+fn split_dirs(s: &str) -> Result<[Option<&str>; 3], String> {
+    fn opt(p: &str) -> Option<&str> {
+        (!p.is_empty()).then_some(p)
+    }
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    let r = match parts.as_slice() {
+        [a] => [opt(a), opt(a), opt(a)],
+        [a, b] => [opt(a), opt(b), opt(b)],
+        [a, b, c] => [opt(a), opt(b), opt(c)],
+        _ => {
+            return Err(format!(
+                "too many comma-separated values in '{s}' (at most read,write,trim)"
+            ))
+        }
+    };
+    if r.iter().all(Option::is_none) {
+        return Err(format!("no value in '{s}'"));
+    }
+    Ok(r)
+}
+
+fn check_block_size(b: u64, what: &str) -> Result<u32, String> {
+    if b == 0 {
+        return Err(format!("{what} must not be 0"));
+    }
+    if !b.is_multiple_of(512) {
+        return Err(format!(
+            "{what} {b} is not a multiple of 512 bytes (note: with kb_base=1024 fio reads 'KiB' as 1000 bytes)"
+        ));
+    }
+    u32::try_from(b).map_err(|_| format!("{what} {b} is too large"))
+}
+
+/// One direction of fio's `bssplit` (`bs/perc:bs/perc...`).
+fn parse_bssplit_dir(s: &str, kb_base: u64) -> Result<BsSplit, String> {
+    let mut entries: Vec<(u32, Option<u32>)> = Vec::new();
+    for item in s.split(':') {
+        if item.is_empty() {
+            return Err(format!("empty entry in bssplit '{s}'"));
+        }
+        let (bs_s, perc) = match item.split_once('/') {
+            Some((b, p)) => {
+                let (n, rest) = split_number(p).map_err(|e| format!("bad percentage in '{item}': {e}"))?;
+                if !rest.is_empty() {
+                    return Err(format!("bad percentage '{p}' in '{item}'"));
+                }
+                if n == 0 {
+                    return Err(format!(
+                        "'{item}': a 0% entry is meaningless (fio reads /0 as 'no percentage')"
+                    ));
+                }
+                if n > 100 {
+                    return Err(format!("'{item}': percentage {n} is above 100"));
+                }
+                (b, Some(n as u32))
+            }
+            None => (item, None),
+        };
+        let bs = check_block_size(parse_bytes(bs_s, kb_base)?, "block size")?;
+        entries.push((bs, perc));
+        if entries.len() > 64 {
+            return Err("more than 64 bssplit entries (fio's BSSPLIT_MAX)".into());
+        }
+    }
+    let given: u32 = entries.iter().filter_map(|e| e.1).sum();
+    let missing = entries.iter().filter(|e| e.1.is_none()).count() as u32;
+    if missing == 0 && given != 100 {
+        return Err(format!("bssplit percentages add up to {given}, not 100"));
+    }
+    if given > 100 || (missing > 0 && given == 100) {
+        return Err(format!(
+            "bssplit percentages add up to {given}, leaving nothing for entries without one"
+        ));
+    }
+    // fio divides what is left evenly among entries without a percentage;
+    // the rounding remainder goes to the first of them so the total is 100.
+    let left = 100 - given;
+    let (share, mut extra) = match left.checked_div(missing) {
+        Some(q) => (q, left % missing),
+        None => (0, 0),
+    };
+    Ok(entries
+        .into_iter()
+        .map(|(bs, p)| {
+            let p = p.unwrap_or_else(|| {
+                let v = share + extra;
+                extra = 0;
+                v
+            });
+            (bs, p)
+        })
+        .collect())
+}
+
+fn parse_cpus(s: &str) -> Result<Vec<u32>, String> {
+    // fio's FIO_MAX_CPUS on Linux (CPU_SETSIZE).
+    const MAX_CPUS: u64 = 1024;
+    let mut cpus = Vec::new();
+    for tok in s.split(',') {
+        let tok = tok.trim();
+        let num = |t: &str| -> Result<u64, String> {
+            if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(format!("'{tok}' is not a CPU number or range (N or N-M) in '{s}'"));
+            }
+            let v = t.parse::<u64>().map_err(|_| format!("'{t}' is too large"))?;
+            if v >= MAX_CPUS {
+                return Err(format!("CPU {v} is beyond fio's limit of {MAX_CPUS} CPUs"));
+            }
+            Ok(v)
+        };
+        let (a, b) = match tok.split_once('-') {
+            Some((a, b)) => (num(a)?, num(b)?),
+            None => {
+                let a = num(tok)?;
+                (a, a)
+            }
+        };
+        if a > b {
+            return Err(format!("empty CPU range '{tok}'"));
+        }
+        cpus.extend((a..=b).map(|c| c as u32));
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
+fn parse_distribution(s: &str) -> Result<RandomDistribution, String> {
+    let (kind, post) = match s.split_once(':') {
+        Some((k, p)) => (k, Some(p)),
+        None => (s, None),
+    };
+    let float = |p: &str| -> Result<f64, String> {
+        if p.contains(':') {
+            return Err(format!("a distribution center ('{s}') is not supported by nvmesim"));
+        }
+        match p.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(v),
+            _ => Err(format!("bad number '{p}' in '{s}'")),
+        }
+    };
+    match kind {
+        "random" => match post {
+            None => Ok(RandomDistribution::Random),
+            Some(_) => Err(format!("'random' takes no parameter ('{s}')")),
+        },
+        "zipf" => {
+            // fio's FIO_DEF_ZIPF
+            let theta = post.map(float).transpose()?.unwrap_or(1.1);
+            if theta == 1.0 {
+                return Err("zipf theta must be different than 1.0 (as in fio)".into());
+            }
+            if theta <= 0.0 {
+                return Err(format!("zipf theta must be positive, got {theta}"));
+            }
+            Ok(RandomDistribution::Zipf(theta))
+        }
+        "pareto" => {
+            // fio's FIO_DEF_PARETO
+            let h = post.map(float).transpose()?.unwrap_or(0.2);
+            if h <= 0.0 || h >= 1.0 {
+                return Err("pareto input out of range (0 < input < 1.0), as in fio".into());
+            }
+            Ok(RandomDistribution::Pareto(h))
+        }
+        "normal" | "zoned" | "zoned_abs" => Err(format!("distribution '{kind}' is not supported by nvmesim")),
+        _ => Err(format!(
+            "unknown distribution '{s}' (valid: random, zipf[:theta], pareto[:h])"
+        )),
+    }
+}
+
+const RW_VALUES: &[(&str, RwMode)] = &[
+    ("read", RwMode::Read),
+    ("write", RwMode::Write),
+    ("trim", RwMode::Trim),
+    ("randread", RwMode::RandRead),
+    ("randwrite", RwMode::RandWrite),
+    ("randtrim", RwMode::RandTrim),
+    ("rw", RwMode::ReadWrite),
+    ("readwrite", RwMode::ReadWrite),
+    ("randrw", RwMode::RandRw),
+    ("trimwrite", RwMode::TrimWrite),
+];
+
+const VERIFY_METHODS: &[&str] = &[
+    "md5",
+    "crc64",
+    "crc32",
+    "crc32c-intel",
+    "crc32c",
+    "crc16",
+    "crc7",
+    "sha1",
+    "sha256",
+    "sha512",
+    "sha3-224",
+    "sha3-256",
+    "sha3-384",
+    "sha3-512",
+    "xxhash",
+    "meta",
+    "pattern",
+    "null",
+];
+
+/// Value check for an ignored option (so `disk_util=yes` is still an error).
+fn check_ignored_value(name: &str, v: Option<&str>, kb_base: u64) -> Result<(), String> {
+    let one_of = |vals: &[&str]| -> Result<(), String> {
+        let s = need(v)?;
+        let head = s.split([':', ',']).next().unwrap_or("");
+        if vals.contains(&head) {
+            Ok(())
+        } else {
+            Err(format!("invalid value '{s}' (valid: {})", vals.join(", ")))
+        }
+    };
+    match name {
+        "thread" | "zero_buffers" | "refill_buffers" => parse_flag(v).map(|_| ()),
+        "hugepage-size" | "lockmem" | "iomem_align" | "uid" | "gid" | "log_entries" | "randseed" => {
+            parse_bytes(need(v)?, kb_base).map(|_| ())
+        }
+        "buffer_pattern" => need(v).map(|_| ()),
+        "clocksource" => one_of(&["gettimeofday", "clock_gettime", "cpu"]),
+        "random_generator" => one_of(&["tausworthe", "lfsr", "tausworthe64"]),
+        "fadvise_hint" => one_of(&["0", "1", "random", "sequential"]),
+        "fallocate" => one_of(&["none", "native", "posix", "keep", "truncate", "0", "1"]),
+        "mem" => one_of(&[
+            "malloc",
+            "shm",
+            "shmhuge",
+            "mmap",
+            "mmapshared",
+            "mmaphuge",
+            "cudamalloc",
+        ]),
+        _ => parse_bool(v).map(|_| ()),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Per-section state: what fio's thread_options hold.
+
+#[derive(Clone)]
+struct State {
+    kb_base: u64,
+    name: Option<String>,
+    description: Option<String>,
+    rw: RwMode,
+    rwmixread: u32,
+    bs: [u32; 3],
+    bssplit: [Option<BsSplit>; 3],
+    iodepth: u32,
+    iodepth_batch: u32,
+    batch_complete_min: u32,
+    batch_complete_max: u32,
+    numjobs: u32,
+    size: Option<SizeSpec>,
+    size_line: usize,
+    offset: SizeSpec,
+    filesize: Option<u64>,
+    filename: Option<String>,
+    directory: Option<String>,
+    runtime_ns: u64,
+    time_based: Option<usize>,
+    ramp_time_ns: u64,
+    ioengine: IoEngine,
+    direct: bool,
+    thinktime_ns: u64,
+    thinktime_blocks: u32,
+    rate_iops: [u64; 3],
+    prioclass: u8,
+    prio: u8,
+    cmdprio_percentage: [u32; 2],
+    cmdprio_class: [u8; 2],
+    cmdprio_level: [u8; 2],
+    /// Engine options set so far: (canonical name, as written, line).
+    engine_opts: Vec<(&'static str, String, usize)>,
+    cpus_allowed: Option<Vec<u32>>,
+    cpus_allowed_policy: CpusAllowedPolicy,
+    random_distribution: RandomDistribution,
+    percentile_list: Option<Vec<f64>>,
+    clat_percentiles: bool,
+    lat_percentiles: bool,
+    slat_percentiles: bool,
+    group_reporting: bool,
+    stonewall: bool,
+    new_group: bool,
+    /// write_bw_log, write_lat_log, write_iops_log: (set, prefix).
+    logs: [(bool, Option<String>); 3],
+    log_avg_msec: u64,
+    verify: bool,
+    number_ios: u64,
+    loops: u32,
+    norandommap: bool,
+}
+
+impl Default for State {
+    /// fio's defaults (`.def` in options.c).
+    fn default() -> Self {
+        State {
+            kb_base: 1024,
+            name: None,
+            description: None,
+            rw: RwMode::Read,
+            rwmixread: 50,
+            bs: [4096; 3],
+            bssplit: [None, None, None],
+            iodepth: 1,
+            iodepth_batch: 1,
+            batch_complete_min: 1,
+            batch_complete_max: 0,
+            numjobs: 1,
+            size: None,
+            size_line: 0,
+            offset: SizeSpec::Bytes(0),
+            filesize: None,
+            filename: None,
+            directory: None,
+            runtime_ns: 0,
+            time_based: None,
+            ramp_time_ns: 0,
+            // FIO_PREFERRED_ENGINE on Linux
+            ioengine: IoEngine::Psync,
+            direct: false,
+            thinktime_ns: 0,
+            thinktime_blocks: 1,
+            rate_iops: [0; 3],
+            prioclass: 0,
+            prio: 0,
+            cmdprio_percentage: [0; 2],
+            cmdprio_class: [0; 2],
+            cmdprio_level: [0; 2],
+            engine_opts: Vec::new(),
+            cpus_allowed: None,
+            cpus_allowed_policy: CpusAllowedPolicy::Shared,
+            random_distribution: RandomDistribution::Random,
+            percentile_list: None,
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
+            group_reporting: false,
+            stonewall: false,
+            new_group: false,
+            logs: [(false, None), (false, None), (false, None)],
+            log_avg_msec: 0,
+            verify: false,
+            number_ios: 0,
+            loops: 1,
+            norandommap: false,
+        }
+    }
+}
+
+impl State {
+    /// Apply one core option. `v` is the value after `${VAR}` expansion.
+    fn apply_core(&mut self, name: &'static str, v: Option<&str>, line: usize) -> Result<(), String> {
+        let kb = self.kb_base;
+        match name {
+            "kb_base" => {
+                self.kb_base = match need(v)? {
+                    "1024" => 1024,
+                    "1000" => 1000,
+                    s => return Err(format!("invalid value '{s}' (valid: 1024, 1000)")),
+                }
+            }
+            "description" => self.description = Some(need(v)?.to_string()),
+            "name" => self.name = Some(need(v)?.to_string()),
+            "filename" => {
+                let s = need(v)?;
+                if s.split("\\:").any(|p| p.contains(':')) {
+                    return Err(format!("several files ('{s}') are not supported by nvmesim"));
+                }
+                self.filename = Some(s.replace("\\:", ":"));
+            }
+            "directory" => {
+                let s = need(v)?;
+                if s.contains(':') {
+                    return Err(format!("several directories ('{s}') are not supported by nvmesim"));
+                }
+                self.directory = Some(s.to_string());
+            }
+            "rw" => {
+                let s = need(v)?;
+                let (head, post) = match s.split_once(':') {
+                    Some((h, p)) => (h, Some(p)),
+                    None => (s, None),
+                };
+                let mode = RW_VALUES
+                    .iter()
+                    .find(|(n, _)| *n == head)
+                    .map(|(_, m)| *m)
+                    .ok_or_else(|| match head {
+                        "randtrimwrite" | "filecreate" | "filestat" | "filedelete" => {
+                            format!("rw={head} is not supported by nvmesim")
+                        }
+                        _ => format!(
+                            "unknown value '{s}' (valid: {})",
+                            RW_VALUES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                        ),
+                    })?;
+                if post.is_some() {
+                    return Err(format!(
+                        "the ':N' stride/sequence suffix of '{s}' is not supported by nvmesim"
+                    ));
+                }
+                self.rw = mode;
+            }
+            "ioengine" => {
+                let s = need(v)?;
+                let head = s.split(':').next().unwrap_or("");
+                self.ioengine = match SUPPORTED_ENGINES.iter().find(|(n, _)| *n == s) {
+                    Some((_, e)) => *e,
+                    None if OTHER_FIO_ENGINES.contains(&head) => {
+                        return Err(format!(
+                            "ioengine '{s}' is not supported by nvmesim (supported: libaio, io_uring, psync, sync, \
+                             pvsync2, null)"
+                        ))
+                    }
+                    None => {
+                        return Err(format!(
+                            "unknown ioengine '{s}' (supported: libaio, io_uring, psync, sync, pvsync2, null)"
+                        ))
+                    }
+                };
+            }
+            "iodepth" => self.iodepth = parse_int_in(need(v)?, kb, 1, u32::MAX as u64)? as u32,
+            "iodepth_batch" => self.iodepth_batch = parse_int_in(need(v)?, kb, 0, u32::MAX as u64)? as u32,
+            "iodepth_batch_complete_min" => {
+                self.batch_complete_min = parse_int_in(need(v)?, kb, 0, u32::MAX as u64)? as u32
+            }
+            "iodepth_batch_complete_max" => {
+                self.batch_complete_max = parse_int_in(need(v)?, kb, 0, u32::MAX as u64)? as u32
+            }
+            "numjobs" => {
+                let n = parse_bytes(need(v)?, kb)?;
+                if n == 0 {
+                    return Err("numjobs must be at least 1 (fio fails at run time with 0)".into());
+                }
+                // fio's REAL_MAX_JOBS
+                if n > 4096 {
+                    return Err(format!("numjobs {n} exceeds fio's maximum of 4096 jobs"));
+                }
+                self.numjobs = n as u32;
+            }
+            "size" => {
+                let s = need(v)?;
+                self.size = match parse_size_val(s, kb, true)? {
+                    SizeVal::Bytes(0) => None,
+                    SizeVal::Bytes(b) => Some(SizeSpec::Bytes(b)),
+                    SizeVal::Percent(p) if (1..=100).contains(&p) => Some(SizeSpec::Percent(p as f64)),
+                    SizeVal::Percent(p) => return Err(format!("size percentage {p}% is outside 1..100")),
+                };
+                self.size_line = line;
+            }
+            "offset" => {
+                self.offset = match parse_size_val(need(v)?, kb, true)? {
+                    SizeVal::Bytes(b) => SizeSpec::Bytes(b),
+                    SizeVal::Percent(p) if p <= 100 => SizeSpec::Percent(p as f64),
+                    SizeVal::Percent(p) => {
+                        return Err(format!(
+                            "offset {p}% is past the end of the file or device (at most 100%)"
+                        ))
+                    }
+                };
+            }
+            "filesize" => {
+                let s = need(v)?;
+                if s.contains('-') || s.contains(':') {
+                    return Err(format!("a filesize range ('{s}') is not supported by nvmesim"));
+                }
+                let b = parse_bytes(s, kb)?;
+                if b == 0 {
+                    return Err("filesize must be at least 1 byte".into());
+                }
+                self.filesize = Some(b);
+            }
+            "number_ios" => self.number_ios = parse_bytes(need(v)?, kb)?,
+            "bs" => {
+                let dirs = split_dirs(need(v)?)?;
+                for (d, p) in dirs.iter().enumerate() {
+                    if let Some(p) = p {
+                        self.bs[d] = check_block_size(parse_bytes(p, kb)?, "block size")?;
+                    }
+                }
+            }
+            "bssplit" => {
+                let s = need(v)?;
+                let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+                let per_dir: [&str; 3] = match parts.as_slice() {
+                    [a] => [a, a, a],
+                    [a, b] => [a, b, b],
+                    [a, b, c] => [a, b, c],
+                    _ => {
+                        return Err(format!(
+                            "too many comma-separated values in '{s}' (at most read,write,trim)"
+                        ))
+                    }
+                };
+                for (d, p) in per_dir.iter().enumerate() {
+                    if !p.is_empty() {
+                        self.bssplit[d] = Some(parse_bssplit_dir(p, kb)?);
+                    }
+                }
+            }
+            "norandommap" => self.norandommap = parse_flag(v)?,
+            "random_distribution" => self.random_distribution = parse_distribution(need(v)?)?,
+            "direct" => self.direct = parse_bool(v)?,
+            "buffered" => self.direct = !parse_bool(v)?,
+            "loops" => self.loops = (parse_int_in(need(v)?, kb, 0, u32::MAX as u64)? as u32).max(1),
+            "runtime" => self.runtime_ns = parse_time_ns(need(v)?, true)?,
+            "ramp_time" => self.ramp_time_ns = parse_time_ns(need(v)?, true)?,
+            "thinktime" => self.thinktime_ns = parse_time_ns(need(v)?, false)?,
+            "thinktime_blocks" => self.thinktime_blocks = parse_int_in(need(v)?, kb, 1, u32::MAX as u64)? as u32,
+            "time_based" => self.time_based = parse_flag(v)?.then_some(line),
+            "verify" => {
+                let s = need(v)?;
+                self.verify = match s {
+                    "0" => false,
+                    _ if VERIFY_METHODS.contains(&s) => true,
+                    _ => {
+                        return Err(format!(
+                            "invalid verify method '{s}' (valid: 0, {}); fio has no 'none', use 0",
+                            VERIFY_METHODS.join(", ")
+                        ))
+                    }
+                };
+            }
+            "rwmixread" => self.rwmixread = parse_int_in(need(v)?, kb, 0, 100)? as u32,
+            "rwmixwrite" => self.rwmixread = 100 - parse_int_in(need(v)?, kb, 0, 100)? as u32,
+            "prio" => self.prio = parse_int_in(need(v)?, kb, 0, 7)? as u8,
+            "prioclass" => self.prioclass = parse_int_in(need(v)?, kb, 0, 3)? as u8,
+            "rate_iops" => {
+                let dirs = split_dirs(need(v)?)?;
+                for (d, p) in dirs.iter().enumerate() {
+                    if let Some(p) = p {
+                        self.rate_iops[d] = parse_int_in(p, kb, 0, u32::MAX as u64)?;
+                    }
+                }
+            }
+            "cpus_allowed" => self.cpus_allowed = Some(parse_cpus(need(v)?)?),
+            "cpus_allowed_policy" => {
+                self.cpus_allowed_policy = match need(v)? {
+                    "shared" => CpusAllowedPolicy::Shared,
+                    "split" => CpusAllowedPolicy::Split,
+                    s => return Err(format!("invalid value '{s}' (valid: shared, split)")),
+                }
+            }
+            "stonewall" => self.stonewall = parse_flag(v)?,
+            "new_group" => self.new_group = parse_flag(v)?,
+            "group_reporting" => self.group_reporting = parse_flag(v)?,
+            "write_bw_log" | "write_lat_log" | "write_iops_log" => {
+                let i = match name {
+                    "write_bw_log" => 0,
+                    "write_lat_log" => 1,
+                    _ => 2,
+                };
+                if v == Some("") {
+                    return Err("empty value".into());
+                }
+                self.logs[i] = (true, v.map(str::to_string));
+            }
+            "log_avg_msec" => self.log_avg_msec = parse_int_in(need(v)?, kb, 0, u32::MAX as u64)?,
+            "clat_percentiles" => self.clat_percentiles = parse_bool(v)?,
+            "lat_percentiles" => self.lat_percentiles = parse_bool(v)?,
+            "slat_percentiles" => self.slat_percentiles = parse_bool(v)?,
+            "percentile_list" => {
+                let s = need(v)?;
+                let mut list = Vec::new();
+                for p in s.split(':') {
+                    let x: f64 = match p.trim().parse::<f64>() {
+                        Ok(x) if x.is_finite() => x,
+                        _ => return Err(format!("'{p}' is not a number in '{s}'")),
+                    };
+                    if !(0.0..=100.0).contains(&x) {
+                        return Err(format!(
+                            "percentile {p} is out of range 0..100 (fio drops it and carries on)"
+                        ));
+                    }
+                    list.push(x);
+                }
+                // FIO_IO_U_LIST_MAX_LEN
+                if list.len() > 20 {
+                    return Err(format!("{} percentiles given, fio allows at most 20", list.len()));
+                }
+                list.sort_by(f64::total_cmp);
+                self.percentile_list = Some(list);
+            }
+            _ if IGNORED_OPTIONS.iter().any(|(n, _)| *n == name) => check_ignored_value(name, v, kb)?,
+            _ => return Err("not supported by nvmesim (a real fio option the simulator does not implement)".into()),
+        }
+        Ok(())
+    }
+
+    fn apply_engine(
+        &mut self,
+        name: &'static str,
+        engines: &[&str],
+        written: &str,
+        v: Option<&str>,
+        line: usize,
+    ) -> Result<(), String> {
+        let eng = engine_name(self.ioengine);
+        if !engines.contains(&eng) {
+            return Err(engine_mismatch(name, engines, eng));
+        }
+        let kb = self.kb_base;
+        match name {
+            "cmdprio_percentage" | "cmdprio_class" | "cmdprio" => {
+                let dirs = split_dirs(need(v)?)?;
+                for (d, p) in dirs.iter().take(2).enumerate() {
+                    if let Some(p) = p {
+                        match name {
+                            "cmdprio_percentage" => self.cmdprio_percentage[d] = parse_int_in(p, kb, 0, 100)? as u32,
+                            "cmdprio_class" => self.cmdprio_class[d] = parse_int_in(p, kb, 1, 3)? as u8,
+                            _ => self.cmdprio_level[d] = parse_int_in(p, kb, 0, 7)? as u8,
+                        }
+                    }
+                }
+            }
+            "cmdprio_bssplit" => {
+                if self.cmdprio_percentage.iter().any(|&p| p > 0) {
+                    return Err(
+                        "cmdprio_percentage and cmdprio_bssplit are mutually exclusive (fio fails the job \
+                                with EINVAL); cmdprio_bssplit is not supported by nvmesim"
+                            .into(),
+                    );
+                }
+                return Err("not supported by nvmesim (use cmdprio_percentage)".into());
+            }
+            _ => return Err(format!("not supported by nvmesim (an option of the {eng} engine)")),
+        }
+        self.engine_opts.retain(|(n, _, _)| *n != name);
+        self.engine_opts.push((name, written.to_string(), line));
+        Ok(())
+    }
+}
+
+fn engine_mismatch(name: &str, engines: &[&str], eng: &str) -> String {
+    format!(
+        "{name} is an option of ioengine={}, but this job uses ioengine={eng} (fio rejects it as a bad option)",
+        engines.join(" or ")
+    )
+}
+
+// ---------------------------------------------------------------------------
+// The INI reader.
+
+struct RawOpt {
+    /// Key as written.
+    key: String,
+    value: Option<String>,
+    line: usize,
+}
+
+struct RawSection {
+    name: String,
+    line: usize,
+    global: bool,
+    opts: Vec<RawOpt>,
+}
+
+struct Parser<'a> {
+    file: &'a str,
+    env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+impl Parser<'_> {
+    fn err(&self, line: usize, option: Option<&str>, message: impl Into<String>) -> FioError {
+        FioError {
+            file: self.file.to_string(),
+            line,
+            option: option.map(str::to_string),
+            message: message.into(),
+        }
+    }
+
+    /// fio's `${VAR}` substitution; an unset variable is an error here.
+    fn expand(&self, s: &str) -> Result<String, String> {
+        let mut out = String::with_capacity(s.len());
+        let mut rest = s;
+        while let Some(i) = rest.find("${") {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + 2..];
+            match after.find('}') {
+                Some(j) if j > 0 => {
+                    let var = &after[..j];
+                    match (self.env)(var) {
+                        Some(val) => out.push_str(&val),
+                        None => return Err(format!("environment variable '{var}' is not set (in '{s}')")),
+                    }
+                    rest = &after[j + 1..];
+                }
+                _ => {
+                    out.push_str("${");
+                    rest = after;
+                }
+            }
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+
+    fn read_sections(&self, text: &str) -> Result<(Vec<RawSection>, usize), FioError> {
+        let mut sections: Vec<RawSection> = Vec::new();
+        let nlines = text.lines().count();
+        for (idx, raw) in text.split('\n').enumerate() {
+            let lineno = idx + 1;
+            // fio's strip_blank_end: a ';' or '#' anywhere starts a comment.
+            let cut = raw.find([';', '#']).map_or(raw, |i| &raw[..i]);
+            let line = cut.trim_matches(|c: char| c.is_whitespace() || c.is_control());
+            if line.is_empty() {
+                continue;
+            }
+            if let Some(inner) = line.strip_prefix('[') {
+                let Some(name) = inner.strip_suffix(']') else {
+                    return Err(self.err(lineno, None, format!("malformed section header '{line}' (missing ']')")));
+                };
+                if name.trim().is_empty() {
+                    return Err(self.err(lineno, None, "empty section name"));
+                }
+                let global = name == "global";
+                if !global && name.starts_with("global") {
+                    return Err(self.err(
+                        lineno,
+                        None,
+                        format!(
+                            "section '[{name}]': fio treats any name starting with 'global' as [global]; rename it"
+                        ),
+                    ));
+                }
+                sections.push(RawSection {
+                    name: name.to_string(),
+                    line: lineno,
+                    global,
+                    opts: Vec::new(),
+                });
+                continue;
+            }
+            let key_written = line.split('=').next().unwrap_or("").trim().to_string();
+            let Some(sec) = sections.last_mut() else {
+                return Err(self.err(
+                    lineno,
+                    Some(&key_written),
+                    format!("option outside of any [section] (fio: option <{line}> outside of [] job section)"),
+                ));
+            };
+            if key_written == "include" || key_written.starts_with("include ") {
+                return Err(self.err(
+                    lineno,
+                    Some("include"),
+                    "include directives are not supported by nvmesim",
+                ));
+            }
+            let expanded = self.expand(line).map_err(|m| self.err(lineno, Some(&key_written), m))?;
+            let (key, value) = match expanded.split_once('=') {
+                Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
+                None => (expanded.trim().to_string(), None),
+            };
+            if key.is_empty() {
+                return Err(self.err(lineno, None, format!("missing option name in '{line}'")));
+            }
+            sec.opts.push(RawOpt {
+                key,
+                value,
+                line: lineno,
+            });
+        }
+        Ok((sections, nlines.max(1)))
+    }
+
+    fn run(&self, text: &str) -> Result<FioJobFile, FioError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let (sections, nlines) = self.read_sections(text)?;
+        let mut global = State::default();
+        let mut global_options: Vec<(String, String)> = Vec::new();
+        let mut jobs = Vec::new();
+        let mut groupid = 0u32;
+        let mut prev_group_jobs = 0u64;
+        for sec in &sections {
+            if sec.global {
+                let mut st = std::mem::take(&mut global);
+                let dump = self.apply_section(&mut st, sec)?;
+                merge_dump(&mut global_options, dump);
+                global = st;
+            } else {
+                let mut st = global.clone();
+                st.name = None;
+                let dump = self.apply_section(&mut st, sec)?;
+                let mut spec = self.finish_job(st, sec, dump)?;
+                // fio add_job(): a new group starts at each stonewall/new_group
+                // job that has jobs before it in the current group; numjobs
+                // clones never start one.
+                if (spec.stonewall || spec.new_group) && prev_group_jobs > 0 {
+                    groupid += 1;
+                    prev_group_jobs = 0;
+                }
+                spec.groupid = groupid;
+                prev_group_jobs += u64::from(spec.numjobs);
+                jobs.push(spec);
+            }
+        }
+        if jobs.is_empty() {
+            return Err(self.err(nlines, None, "no jobs defined (fio: No job(s) defined)"));
+        }
+        Ok(FioJobFile {
+            path: self.file.to_string(),
+            global_options,
+            jobs,
+        })
+    }
+
+    /// Apply a section's options in fio's parse order; returns its option dump.
+    /// All errors of the section are found and the first by line is returned.
+    fn apply_section(&self, st: &mut State, sec: &RawSection) -> Result<Vec<(String, String)>, FioError> {
+        let mut errors: Vec<FioError> = Vec::new();
+        let mut core: Vec<(&'static str, &RawOpt)> = Vec::new();
+        let mut engine: Vec<(&'static str, &'static [&'static str], &RawOpt)> = Vec::new();
+        for o in &sec.opts {
+            match lookup(&o.key) {
+                Some(OptRef::Core(n)) => core.push((n, o)),
+                Some(OptRef::Engine(n, e)) => engine.push((n, e, o)),
+                None => {
+                    let msg = match did_you_mean(&o.key) {
+                        Some(s) if s.eq_ignore_ascii_case(&o.key) => {
+                            format!("unknown option; did you mean '{s}'? (fio option names are case-sensitive)")
+                        }
+                        Some(s) => format!("unknown option; did you mean '{s}'?"),
+                        None => "unknown option (not a fio option)".to_string(),
+                    };
+                    errors.push(self.err(o.line, Some(&o.key), msg));
+                }
+            }
+        }
+        // fio sort_options(): stable sort by .prio, highest first.
+        core.sort_by_key(|(n, _)| -option_prio(n));
+        let mut dump: Vec<(String, String)> = Vec::new();
+        for (name, o) in core {
+            match st.apply_core(name, o.value.as_deref(), o.line) {
+                Ok(()) => push_dump(&mut dump, name, o),
+                Err(m) => errors.push(self.err(o.line, Some(&o.key), m)),
+            }
+        }
+        for (name, engines, o) in engine {
+            match st.apply_engine(name, engines, &o.key, o.value.as_deref(), o.line) {
+                Ok(()) => push_dump(&mut dump, name, o),
+                Err(m) => errors.push(self.err(o.line, Some(&o.key), m)),
+            }
+        }
+        match errors.into_iter().min_by_key(|e| e.line) {
+            Some(e) => Err(e),
+            None => Ok(dump),
+        }
+    }
+
+    fn finish_job(&self, st: State, sec: &RawSection, options: Vec<(String, String)>) -> Result<JobSpec, FioError> {
+        let name = st.name.clone().unwrap_or_else(|| sec.name.clone());
+        let eng = engine_name(st.ioengine);
+        // Engine options inherited from [global] must suit this job's engine.
+        for (opt, written, line) in &st.engine_opts {
+            let engines = ENGINE_OPTIONS
+                .iter()
+                .find(|(n, _)| n == opt)
+                .map_or(&[][..], |(_, e)| *e);
+            if !engines.contains(&eng) {
+                return Err(self.err(*line, Some(written), engine_mismatch(opt, engines, eng)));
+            }
+        }
+        if let Some(line) = st.time_based {
+            if st.runtime_ns == 0 {
+                return Err(self.err(
+                    line,
+                    Some("time_based"),
+                    format!("job '{name}': time_based requires a runtime (fio warns and drops time_based)"),
+                ));
+            }
+        }
+        let bs: [BsSplit; 3] = std::array::from_fn(|d| st.bssplit[d].clone().unwrap_or_else(|| vec![(st.bs[d], 100)]));
+        let dirs = used_dirs(st.rw);
+        let min_bs = dirs
+            .iter()
+            .flat_map(|&d| bs[d].iter().map(|e| e.0))
+            .min()
+            .unwrap_or(4096);
+        if let Some(SizeSpec::Bytes(s)) = st.size {
+            if s < u64::from(min_bs) {
+                return Err(self.err(
+                    st.size_line,
+                    Some("size"),
+                    format!("job '{name}': size {s} is less than the minimum block size {min_bs} (as in fio)"),
+                ));
+            }
+        }
+        let sync = st.ioengine.is_sync();
+        // fio caps the depth of synchronous engines at 1.
+        let iodepth = if sync { 1 } else { st.iodepth };
+        // fio fixup_options(): batch defaults and caps.
+        let iodepth_batch_submit = if st.iodepth_batch == 0 || st.iodepth_batch > iodepth {
+            iodepth
+        } else {
+            st.iodepth_batch
+        };
+        let iodepth_batch_complete_max = st.batch_complete_max.max(st.batch_complete_min);
+        // cmdprio_class defaults to RT when cmdprio_percentage is set (engines/cmdprio.c).
+        let cmdprio: [IoPrio; 2] = std::array::from_fn(|d| IoPrio {
+            class: if st.cmdprio_class[d] == 0 && st.cmdprio_percentage[d] > 0 {
+                1
+            } else {
+                st.cmdprio_class[d]
+            },
+            level: st.cmdprio_level[d],
+        });
+        let log = |i: usize| -> Option<String> {
+            let (set, prefix) = &st.logs[i];
+            set.then(|| prefix.clone().unwrap_or_else(|| name.clone()))
+        };
+        let norandommap = st.norandommap || st.random_distribution != RandomDistribution::Random;
+        Ok(JobSpec {
+            name: name.clone(),
+            line: sec.line,
+            options,
+            description: st.description.clone(),
+            rw: st.rw,
+            rwmixread: st.rwmixread,
+            bs,
+            iodepth,
+            iodepth_batch_submit,
+            iodepth_batch_complete_min: st.batch_complete_min,
+            iodepth_batch_complete_max,
+            numjobs: st.numjobs,
+            size: st.size,
+            offset: st.offset,
+            filesize: st.filesize,
+            filename: st.filename.clone(),
+            directory: st.directory.clone(),
+            runtime_ns: (st.runtime_ns > 0).then_some(st.runtime_ns),
+            time_based: st.time_based.is_some(),
+            ramp_time_ns: st.ramp_time_ns,
+            ioengine: st.ioengine,
+            direct: st.direct,
+            thinktime_ns: st.thinktime_ns,
+            thinktime_blocks: st.thinktime_blocks,
+            rate_iops: st.rate_iops,
+            prio: IoPrio {
+                class: st.prioclass,
+                level: st.prio,
+            },
+            cmdprio_percentage: st.cmdprio_percentage,
+            cmdprio,
+            cpus_allowed: st.cpus_allowed.clone(),
+            cpus_allowed_policy: st.cpus_allowed_policy,
+            random_distribution: st.random_distribution.clone(),
+            percentile_list: st
+                .percentile_list
+                .clone()
+                .unwrap_or_else(|| DEFAULT_PERCENTILES.to_vec()),
+            clat_percentiles: st.clat_percentiles,
+            lat_percentiles: st.lat_percentiles,
+            slat_percentiles: st.slat_percentiles,
+            group_reporting: st.group_reporting,
+            stonewall: st.stonewall,
+            new_group: st.new_group,
+            write_bw_log: log(0),
+            write_lat_log: log(1),
+            write_iops_log: log(2),
+            log_avg_msec: st.log_avg_msec,
+            verify: st.verify,
+            number_ios: st.number_ios,
+            loops: st.loops,
+            groupid: 0,
+            norandommap,
+        })
+    }
+}
+
+/// Directions (0 read, 1 write, 2 trim) a job issues.
+pub(crate) fn used_dirs(rw: RwMode) -> &'static [usize] {
+    match rw {
+        RwMode::Read | RwMode::RandRead => &[0],
+        RwMode::Write | RwMode::RandWrite => &[1],
+        RwMode::Trim | RwMode::RandTrim => &[2],
+        RwMode::ReadWrite | RwMode::RandRw => &[0, 1],
+        RwMode::TrimWrite => &[2, 1],
+    }
+}
+
+fn push_dump(dump: &mut Vec<(String, String)>, name: &str, o: &RawOpt) {
+    if let Some(v) = &o.value {
+        merge_dump(dump, vec![(name.to_string(), v.clone())]);
+    }
+}
+
+/// Last value wins, at the position of the first occurrence.
+fn merge_dump(into: &mut Vec<(String, String)>, from: Vec<(String, String)>) {
+    for (k, v) in from {
+        match into.iter_mut().find(|(n, _)| *n == k) {
+            Some(slot) => slot.1 = v,
+            None => into.push((k, v)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<FioJobFile, FioError> {
+        parse_str_with_env(text, "t.fio", &|k| (k == "MYBS").then(|| "8k".to_string()))
+    }
+
+    fn job(text: &str) -> JobSpec {
+        parse(&format!("[j]\n{text}\n")).unwrap().jobs.remove(0)
+    }
+
+    fn err(text: &str) -> FioError {
+        parse(text).unwrap_err()
+    }
+
+    #[test]
+    fn size_suffixes_follow_fio_kb_base_1024() {
+        assert_eq!(job("bs=4k").bs[0], vec![(4096, 100)]);
+        assert_eq!(job("bs=4KB").bs[0], vec![(4096, 100)]);
+        assert_eq!(job("bs=4kB").bs[0], vec![(4096, 100)]);
+        assert_eq!(job("bs=1m").bs[1], vec![(1 << 20, 100)]);
+        assert_eq!(job("bs=4096b").bs[1], vec![(4096, 100)]);
+        // fio inverts the IEC spelling with kb_base=1024: 512KiB = 512000 bytes.
+        assert_eq!(job("size=512KiB").size, Some(SizeSpec::Bytes(512_000)));
+        assert_eq!(job("kb_base=1000\nsize=1m").size, Some(SizeSpec::Bytes(1_000_000)));
+        assert_eq!(job("kb_base=1000\nsize=1mib").size, Some(SizeSpec::Bytes(1 << 20)));
+        // kb_base is parsed first (options.c prio 1) whatever its position.
+        assert_eq!(job("size=1m\nkb_base=1000").size, Some(SizeSpec::Bytes(1_000_000)));
+        assert_eq!(job("size=1g").size, Some(SizeSpec::Bytes(1 << 30)));
+        assert_eq!(job("size=0x1000").size, Some(SizeSpec::Bytes(4096)));
+        assert_eq!(job("size=50%").size, Some(SizeSpec::Percent(50.0)));
+        assert_eq!(job("offset=10%").offset, SizeSpec::Percent(10.0));
+        assert_eq!(job("rate_iops=1k").rate_iops, [1024; 3]);
+        let e = err("[j]\nbs=4q\n");
+        assert_eq!((e.line, e.option.as_deref()), (2, Some("bs")));
+        assert!(e.message.contains("suffix 'q'"), "{e}");
+        assert!(err("[j]\nbs=4000\n").message.contains("multiple of 512"));
+        assert!(err("[j]\nbs=1.5k\n").message.contains("suffix"));
+    }
+
+    #[test]
+    fn times_follow_fio_units() {
+        assert_eq!(job("runtime=3\ntime_based").runtime_ns, Some(3_000_000_000));
+        assert_eq!(job("runtime=2m").runtime_ns, Some(120_000_000_000));
+        assert_eq!(job("runtime=1h").runtime_ns, Some(3_600_000_000_000));
+        assert_eq!(job("runtime=500ms").runtime_ns, Some(500_000_000));
+        assert_eq!(job("ramp_time=1").ramp_time_ns, 1_000_000_000);
+        assert_eq!(job("thinktime=200").thinktime_ns, 200_000);
+        assert_eq!(job("thinktime=1ms").thinktime_ns, 1_000_000);
+        assert_eq!(job("thinktime=3S").thinktime_ns, 3_000_000_000);
+        assert_eq!(job("thinktime=10usec").thinktime_ns, 10_000);
+        for bad in [
+            "thinktime=10x",
+            "thinktime=10sec",
+            "runtime=5min",
+            "runtime=-1",
+            "runtime=abc",
+        ] {
+            let e = err(&format!("[j]\n{bad}\n"));
+            assert_eq!(e.line, 2, "{bad}");
+        }
+    }
+
+    #[test]
+    fn per_direction_values() {
+        let j = job("bs=4k,8k");
+        assert_eq!(j.bs, [vec![(4096, 100)], vec![(8192, 100)], vec![(8192, 100)]]);
+        let j = job("bs=4k,8k,16k");
+        assert_eq!(j.bs[2], vec![(16384, 100)]);
+        assert_eq!(job("rate_iops=500,").rate_iops, [500, 0, 0]);
+        assert_eq!(job("rate_iops=,500").rate_iops, [0, 500, 500]);
+        assert_eq!(job("rate_iops=100,200").rate_iops, [100, 200, 200]);
+        let j = job("ioengine=libaio\ncmdprio_percentage=10,20\ncmdprio_class=2\ncmdprio=3");
+        assert_eq!(j.cmdprio_percentage, [10, 20]);
+        assert_eq!(j.cmdprio, [IoPrio { class: 2, level: 3 }; 2]);
+        let j = job("ioengine=io_uring\ncmdprio_percentage=30");
+        assert_eq!(j.cmdprio, [IoPrio { class: 1, level: 0 }; 2]);
+    }
+
+    #[test]
+    fn bssplit_forms() {
+        let j = job("bssplit=4k/60:16k/30:64k/10");
+        assert_eq!(j.bs[0], vec![(4096, 60), (16384, 30), (65536, 10)]);
+        assert_eq!(j.bs[1], j.bs[0]);
+        let j = job("bssplit=4k/50:8k/50,64k");
+        assert_eq!(j.bs[0], vec![(4096, 50), (8192, 50)]);
+        assert_eq!(j.bs[1], vec![(65536, 100)]);
+        assert_eq!(j.bs[2], vec![(65536, 100)]);
+        // Entries without a percentage share what is left.
+        let j = job("bssplit=4k/10:8k:16k:32k");
+        assert_eq!(j.bs[0], vec![(4096, 10), (8192, 30), (16384, 30), (32768, 30)]);
+        let j = job("bssplit=4k:8k:16k");
+        assert_eq!(j.bs[0].iter().map(|e| e.1).sum::<u32>(), 100);
+        assert!(err("[j]\nbssplit=4k/60:16k/50\n").message.contains("110"));
+        assert!(err("[j]\nbssplit=4k/60:16k/30\n").message.contains("90"));
+        assert!(err("[j]\nbssplit=4k/0:16k/100\n").message.contains("0%"));
+        // bssplit overrides bs whatever the order.
+        assert_eq!(job("bssplit=8k/100\nbs=4k").bs[0], vec![(8192, 100)]);
+    }
+
+    #[test]
+    fn lists_and_enums() {
+        assert_eq!(job("cpus_allowed=0-3,6").cpus_allowed, Some(vec![0, 1, 2, 3, 6]));
+        assert!(err("[j]\ncpus_allowed=3-1\n").message.contains("range"));
+        assert!(err("[j]\ncpus_allowed=a\n").option.as_deref() == Some("cpus_allowed"));
+        assert_eq!(job("percentile_list=99.9:50:1").percentile_list, vec![1.0, 50.0, 99.9]);
+        assert_eq!(job("percentile_list=100:0").percentile_list, vec![0.0, 100.0]);
+        assert_eq!(job("").percentile_list, DEFAULT_PERCENTILES.to_vec());
+        let many = (1..=21).map(|i| i.to_string()).collect::<Vec<_>>().join(":");
+        assert!(err(&format!("[j]\npercentile_list={many}\n")).message.contains("20"));
+        assert_eq!(
+            job("random_distribution=zipf").random_distribution,
+            RandomDistribution::Zipf(1.1)
+        );
+        assert_eq!(
+            job("random_distribution=zipf:0.8").random_distribution,
+            RandomDistribution::Zipf(0.8)
+        );
+        assert_eq!(
+            job("random_distribution=pareto").random_distribution,
+            RandomDistribution::Pareto(0.2)
+        );
+        assert!(err("[j]\nrandom_distribution=zipf:1\n").message.contains("1.0"));
+        assert!(err("[j]\nrandom_distribution=pareto:1.5\n").message.contains("pareto"));
+        assert!(err("[j]\nrandom_distribution=normal\n")
+            .message
+            .contains("not supported by nvmesim"));
+        assert!(err("[j]\nrandom_distribution=zipf:1.2:0.5\n")
+            .message
+            .contains("center"));
+        assert!(job("random_distribution=zipf").norandommap);
+        assert!(!job("rw=randread").norandommap);
+        assert!(job("norandommap").norandommap);
+        assert!(job("verify=crc32c").verify);
+        assert!(!job("verify=0").verify);
+        assert!(err("[j]\nverify=none\n").message.contains("use 0"));
+        assert_eq!(job("readwrite=randrw\nrwmixwrite=30").rwmixread, 70);
+        assert!(err("[j]\nrw=randread:8\n").message.contains("not supported"));
+        assert!(err("[j]\nioengine=mmap\n").message.contains("not supported by nvmesim"));
+        assert!(err("[j]\nioengine=foo\n").message.contains("unknown ioengine"));
+    }
+
+    #[test]
+    fn engines_and_depths() {
+        let j = job("ioengine=psync\niodepth=32");
+        assert_eq!(j.iodepth, 1);
+        assert_eq!(job("iodepth=8").ioengine, IoEngine::Psync);
+        let j = job("ioengine=libaio\niodepth=32\niodepth_batch_submit=64");
+        assert_eq!((j.iodepth, j.iodepth_batch_submit), (32, 32));
+        let j = job("ioengine=libaio\niodepth=32\niodepth_batch=0\niodepth_batch_complete=4");
+        assert_eq!(j.iodepth_batch_submit, 32);
+        assert_eq!((j.iodepth_batch_complete_min, j.iodepth_batch_complete_max), (4, 4));
+        // Engine options inherited from [global] are checked against the job's engine.
+        let e = parse("[global]\nioengine=libaio\ncmdprio_percentage=5\n[j]\nioengine=sync\n").unwrap_err();
+        assert_eq!((e.line, e.option.as_deref()), (3, Some("cmdprio_percentage")));
+        let e = err("[j]\nioengine=libaio\nhipri\n");
+        assert!(e.message.contains("engine"), "{e}");
+    }
+
+    #[test]
+    fn flags_and_booleans() {
+        let j = job("runtime=1\ntime_based\ngroup_reporting\nstonewall");
+        assert!(j.time_based && j.group_reporting && j.stonewall);
+        assert!(!job("runtime=1\ntime_based=0").time_based);
+        assert!(job("wait_for_previous").stonewall);
+        assert!(job("direct=1").direct);
+        assert!(!job("buffered=1").direct);
+        let e = err("[j]\ndirect\n");
+        assert_eq!(e.option.as_deref(), Some("direct"));
+        assert!(err("[j]\ndirect=2\n").message.contains("0 or 1"));
+        assert!(err("[j]\ntime_based\n").message.contains("runtime"));
+    }
+
+    #[test]
+    fn logs_default_to_job_name() {
+        let j = job("write_lat_log\nwrite_bw_log=pre\nlog_avg_msec=500");
+        assert_eq!(j.write_lat_log.as_deref(), Some("j"));
+        assert_eq!(j.write_bw_log.as_deref(), Some("pre"));
+        assert_eq!(j.write_iops_log, None);
+        assert_eq!(j.log_avg_msec, 500);
+        assert!(!j.options.iter().any(|(k, _)| k == "write_lat_log"));
+    }
+
+    #[test]
+    fn option_order_and_dedupe_follow_fio() {
+        let f = parse(
+            "[global]\nfilename=/dev/x\nsize=1g\n[j]\nrw=randwrite\nblocksize=8k\nbs=16k\ncpus_allowed=0-1\n\
+             cpus_allowed_policy=split\ntime_based\nruntime=1\n",
+        )
+        .unwrap();
+        assert_eq!(
+            f.global_options,
+            vec![("size".into(), "1g".into()), ("filename".into(), "/dev/x".into())]
+        );
+        let keys: Vec<&str> = f.jobs[0].options.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["cpus_allowed_policy", "rw", "bs", "cpus_allowed", "runtime"]);
+        assert_eq!(f.jobs[0].options[2].1, "16k");
+    }
+
+    #[test]
+    fn global_sections_accumulate_and_apply_forward() {
+        let f = parse("[global]\nbs=8k\n[a]\n[global]\niodepth=4\nioengine=libaio\n[b]\n").unwrap();
+        assert_eq!(f.jobs[0].bs[0], vec![(8192, 100)]);
+        assert_eq!(f.jobs[0].iodepth, 1);
+        assert_eq!(f.jobs[1].bs[0], vec![(8192, 100)]);
+        assert_eq!(f.jobs[1].iodepth, 4);
+        let keys: Vec<&str> = f.global_options.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["bs", "iodepth", "ioengine"]);
+        assert!(f.jobs[1].options.is_empty());
+    }
+
+    #[test]
+    fn groupids_follow_fio() {
+        let f = parse("[a]\nstonewall\n[b]\nstonewall\nnew_group\n[c]\n[d]\nnew_group\nnumjobs=2\n[e]\nstonewall\n")
+            .unwrap();
+        let g: Vec<u32> = f.jobs.iter().map(|j| j.groupid).collect();
+        assert_eq!(g, [0, 1, 1, 2, 3]);
+    }
+
+    #[test]
+    fn structure_errors() {
+        let e = err("");
+        assert!(e.message.contains("no jobs defined") && e.option.is_none());
+        assert!(err("[global]\nbs=4k\n").message.contains("no jobs defined"));
+        let e = err("\n\nrw=read\n[j]\n");
+        assert_eq!((e.line, e.option.as_deref()), (3, Some("rw")));
+        assert!(err("[j\n").message.contains("malformed"));
+        assert!(err("[global2]\n").message.contains("global"));
+        assert!(err("[j]\ninclude other.fio\n").message.contains("include"));
+        let e = err("[j]\nbs=4k\nfoo_bar=1\n");
+        assert_eq!(
+            e.to_string(),
+            "t.fio:3: option 'foo_bar': unknown option (not a fio option)"
+        );
+        let e = err("[j]\nIOEngine=libaio\n");
+        assert!(e.message.contains("did you mean 'ioengine'"), "{e}");
+        let e = err("[j]\niodeptj=4\n");
+        assert!(e.message.contains("did you mean 'iodepth'"), "{e}");
+        let e = err("[j]\nunified_rw_reporting=both\n");
+        assert!(e.message.contains("not supported by nvmesim"), "{e}");
+        assert_eq!(render_error("f", &0, &None, "m"), "f: m");
+    }
+
+    #[test]
+    fn comments_spaces_and_env() {
+        let f = parse("# c\n; c\n[j] \n  rw = randread ; trailing\nbs=${MYBS}\ndescription=a b\r\n").unwrap();
+        let j = &f.jobs[0];
+        assert_eq!(j.rw, RwMode::RandRead);
+        assert_eq!(j.bs[0], vec![(8192, 100)]);
+        assert_eq!(j.description.as_deref(), Some("a b"));
+        assert_eq!(j.options[0], ("rw".to_string(), "randread".to_string()));
+        let e = err("[j]\nsize=${NOPE}\n");
+        assert_eq!((e.line, e.option.as_deref()), (2, Some("size")));
+        assert!(e.message.contains("NOPE"));
+        assert_eq!(job("name=other").name, "other");
+    }
+
+    #[test]
+    fn ignored_options_validate_their_values() {
+        let j = job("disk_util=0\nthread\ninvalidate=1\nrandrepeat=0\nclocksource=cpu\nmem=mmap:/tmp/x");
+        assert_eq!(j.options.len(), 5);
+        assert!(err("[j]\ndisk_util=yes\n").message.contains("0 or 1"));
+        assert!(err("[j]\nclocksource=sundial\n").message.contains("valid"));
+    }
+
+    #[test]
+    fn never_panics_on_odd_input() {
+        let inputs = [
+            "[",
+            "]",
+            "[]",
+            "=",
+            "[j]\n=",
+            "[j]\n==",
+            "[j]\nbs=",
+            "[j]\nbs=,",
+            "[j]\nbs=,,,",
+            "[j]\n${",
+            "[j]\nbs=${",
+            "[j]\nbs=${}",
+            "[j]\nsize=99999999999999999999p",
+            "[j]\nsize=18446744073709551615k",
+            "[j]\ncpus_allowed=0-99999999999999999999",
+            "[j]\npercentile_list=:",
+            "[j]\nbssplit=/:/",
+            "[j]\nbssplit=4k/",
+            "[j]\nrandom_distribution=zipf:",
+            "[j]\nruntime=99999999999999999d",
+            "\u{feff}[j]",
+            "[j]\nrw=\u{e9}",
+            "[\u{e9}]\nbs=4\u{e9}",
+        ];
+        for i in inputs {
+            let _ = parse(i);
+        }
+    }
+}
