@@ -1,3 +1,326 @@
-fn main() {
-    println!("nvmesim: under construction");
+//! `nvmesim`: command-line front end.
+
+use clap::{Parser, Subcommand};
+use nvmesim::config::{self, MachineConfig};
+use nvmesim::machine::{self, Precondition, RunOptions};
+use nvmesim::report;
+use nvmesim::workload::fio;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(
+    name = "nvmesim",
+    version,
+    about = "Deterministic simulator of the NVMe multi-queue storage stack, driven by fio job files",
+    long_about = "nvmesim simulates fio jobs on a modelled machine: application threads on host CPUs, \
+the Linux blk-mq block layer and NVMe driver, the PCIe link, the NVMe controller and an SSD \
+(write cache, FTL, GC, channels, dies). Give it a fio job file; get fio's own output back.\n\n\
+Examples:\n  nvmesim run examples/randread-qd32.fio\n  nvmesim run job.fio --device samsung-pm1725a --output-format json --output out.json --seed 7\n  \
+nvmesim run job.fio --config my-machine.toml\n  nvmesim presets\n  nvmesim scenario run datasheet\n  nvmesim bench"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Simulate a fio job file and print fio's output.
+    Run(RunArgs),
+    /// List the built-in host and device presets.
+    Presets,
+    /// Engine benchmark: simulated I/Os per wall-clock second and peak memory.
+    Bench(BenchArgs),
+    /// Published experiments and calibrations, runnable by name.
+    Scenario {
+        #[command(subcommand)]
+        cmd: ScenarioCmd,
+    },
+}
+
+#[derive(clap::Args)]
+struct MachineArgs {
+    /// Machine config (TOML with [host] and/or [device]; `extends = "preset"` to start from a preset).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Host preset (overrides the config's [host] extends). See `nvmesim presets`.
+    #[arg(long, value_name = "PRESET")]
+    host: Option<String>,
+    /// Device preset (overrides the config's [device] extends). See `nvmesim presets`.
+    #[arg(long, value_name = "PRESET")]
+    device: Option<String>,
+    /// Device state at time zero: none (fresh), sequential (every LBA written once), steady-state (after long random
+    /// overwrites, GC caught up), sustained (during sustained random overwrites: foreground GC from the start).
+    #[arg(long, default_value = "steady-state", value_name = "STATE")]
+    precondition: String,
+    /// Queue-map policy: which hardware queue a request goes to.
+    #[arg(long, default_value = "per-core", value_name = "POLICY")]
+    queue_map: String,
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// fio job file.
+    job: PathBuf,
+    #[command(flatten)]
+    machine: MachineArgs,
+    /// Output format(s), comma separated, as fio: normal, json, json+.
+    #[arg(long, default_value = "normal", value_name = "FMT")]
+    output_format: String,
+    /// Write the output to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Seed of every random stream (same seed, same inputs: same bytes out).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Turn on the device's verify mode (also on when a job sets `verify`).
+    #[arg(long)]
+    verify: bool,
+    /// Directory for write_lat_log/write_bw_log/write_iops_log files (fio writes them to the working directory).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    log_dir: PathBuf,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// Total I/Os to simulate (split over 4 jobs).
+    #[arg(long, default_value_t = 2_000_000)]
+    ios: u64,
+    /// Device preset to run the 70/30 job on.
+    #[arg(long, default_value = "intel-750-400g")]
+    device: String,
+    /// Also time building + preconditioning this (1.6 TB-class) preset.
+    #[arg(long, default_value = "samsung-pm1725a")]
+    big_device: String,
+}
+
+#[derive(Subcommand)]
+enum ScenarioCmd {
+    /// List the scenarios.
+    List,
+    /// Run one scenario and write its report under OUT/NAME/.
+    Run {
+        name: String,
+        #[arg(long, default_value = "results")]
+        out: PathBuf,
+        /// Shorter simulated time (for CI).
+        #[arg(long)]
+        quick: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::Run(a) => cmd_run(a),
+        Cmd::Presets => cmd_presets(),
+        Cmd::Bench(a) => cmd_bench(a),
+        Cmd::Scenario { cmd } => match cmd {
+            ScenarioCmd::List => {
+                for (name, desc) in nvmesim::scenario::list() {
+                    println!("{name:<14} {desc}");
+                }
+                Ok(())
+            }
+            ScenarioCmd::Run { name, out, quick } => nvmesim::scenario::run(&name, &out, quick),
+        },
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("nvmesim: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn load_machine(m: &MachineArgs) -> Result<MachineConfig, String> {
+    let text;
+    let cfg = match &m.config {
+        Some(p) => {
+            text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            Some((p.to_str().unwrap_or("config"), text.as_str()))
+        }
+        None => None,
+    };
+    config::load_machine(cfg, m.host.as_deref(), m.device.as_deref())
+}
+
+fn progress_bar(enabled: bool) -> Box<dyn FnMut(u64, u64)> {
+    if !enabled || !std::io::stderr().is_terminal() {
+        return Box::new(|_, _| {});
+    }
+    let start = Instant::now();
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    Box::new(move |now, end| {
+        if bar.is_none() && start.elapsed().as_secs_f64() > 1.0 {
+            let b = indicatif::ProgressBar::new(end.max(1) / 1_000_000);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{spinner} simulated {pos}/{len} ms [{bar:30}] {elapsed} (eta {eta})",
+                )
+                .unwrap()
+                .progress_chars("=> "),
+            );
+            bar = Some(b);
+        }
+        if let Some(b) = &bar {
+            b.set_length(end.max(now).max(1) / 1_000_000);
+            b.set_position(now / 1_000_000);
+        }
+    })
+}
+
+fn cmd_run(a: RunArgs) -> Result<(), String> {
+    let jobs = fio::parse_file(&a.job).map_err(|e| e.to_string())?;
+    let cfg = load_machine(&a.machine)?;
+    let opts = RunOptions {
+        seed: a.seed,
+        precondition: a.machine.precondition.parse::<Precondition>()?,
+        verify: a.verify,
+        queue_map: a.machine.queue_map.clone(),
+    };
+    let formats: Vec<&str> = a.output_format.split(',').map(|s| s.trim()).collect();
+    for f in &formats {
+        if !matches!(*f, "normal" | "json" | "json+") {
+            return Err(format!("--output-format: unknown format '{f}' (normal, json, json+)"));
+        }
+    }
+    let mut progress = progress_bar(!a.quiet);
+    let out = machine::run(cfg, &jobs, &opts, &mut *progress)?;
+    let mut text = String::new();
+    let normal = formats.contains(&"normal");
+    let json = formats.iter().find(|f| f.starts_with("json")).copied();
+    if normal {
+        report::fio_text::write_normal_header(&mut text, &out.report);
+    }
+    if let Some(j) = json {
+        report::fio_json::write_json(&mut text, &out.report, j == "json+");
+    }
+    if normal {
+        report::fio_text::write_normal(&mut text, &out.report);
+    }
+    for job in &out.report.jobs {
+        report::logs::write_logs(&a.log_dir, &job.stats)
+            .map_err(|e| format!("writing logs in {}: {e}", a.log_dir.display()))?;
+    }
+    match &a.output {
+        Some(p) => std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()))?,
+        None => {
+            let mut so = std::io::stdout().lock();
+            let _ = so.write_all(text.as_bytes());
+        }
+    }
+    if out.verify_failures > 0 {
+        return Err(format!(
+            "verify: {} of {} reads did not return the last data written",
+            out.verify_failures, out.verify_checks
+        ));
+    }
+    Ok(())
+}
+
+fn cmd_presets() -> Result<(), String> {
+    let list = config::list_presets();
+    let w = list.iter().map(|(_, n, _)| n.len()).max().unwrap_or(10);
+    for kind in ["host", "device"] {
+        println!("{} presets:", kind);
+        for (k, name, desc) in &list {
+            if *k == kind {
+                let def = if (*k == "host" && *name == config::DEFAULT_HOST)
+                    || (*k == "device" && *name == config::DEFAULT_DEVICE)
+                {
+                    " (default)"
+                } else {
+                    ""
+                };
+                println!("  {name:<w$}  {desc}{def}");
+            }
+        }
+    }
+    Ok(())
+}
+
+fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
+fn cmd_bench(a: BenchArgs) -> Result<(), String> {
+    let per_job = a.ios.div_ceil(4);
+    let job = format!(
+        "; nvmesim bench: 4 KiB random 70/30 read/write, 4 jobs at QD32\n[global]\nioengine=libaio\ndirect=1\nfilename=/dev/nvme0n1\nrw=randrw\nrwmixread=70\nbs=4k\niodepth=32\nnumber_ios={per_job}\n\n[bench]\nnumjobs=4\n"
+    );
+    let jobs = fio::parse_str(&job, "<bench>").map_err(|e| e.to_string())?;
+    let cfg = config::load_machine(None, None, Some(&a.device))?;
+    let l2p_bytes = cfg
+        .device
+        .ssd
+        .as_ref()
+        .map(|s| s.user_capacity_bytes / s.mapping_unit_bytes as u64 * 4)
+        .unwrap_or(0);
+    // Sustained: the drive is in the middle of random overwrites, so GC runs from the first write.
+    let opts = RunOptions {
+        precondition: Precondition::Sustained,
+        ..RunOptions::default()
+    };
+    let t0 = Instant::now();
+    let mut m = machine::Machine::new(cfg, &jobs, &opts)?;
+    let setup = t0.elapsed();
+    let t1 = Instant::now();
+    let sim_end = m.run(&jobs, &mut |_, _| {});
+    let wall = t1.elapsed().as_secs_f64();
+    let ios = m.ios_completed;
+    let rss = peak_rss_bytes();
+    let wa = m.ssd.as_ref().map(|s| s.write_amplification()).unwrap_or(1.0);
+    let gc = m.ssd.as_ref().map(|s| s.gc_victims).unwrap_or(0);
+    println!(
+        "nvmesim bench: 4 KiB randrw 70/30, 4 jobs x QD32, {} (sustained steady-state precondition)",
+        a.device
+    );
+    println!("  setup + precondition   {:>10.2} s", setup.as_secs_f64());
+    println!("  simulated I/Os         {:>10}", ios);
+    println!("  simulated time         {:>10.3} s", sim_end as f64 / 1e9);
+    println!("  events                 {:>10}", m.q.processed());
+    println!("  GC victims collected   {:>10}", gc);
+    println!("  write amplification    {:>10.2}", wa);
+    println!("  wall time (1 core)     {:>10.2} s", wall);
+    println!(
+        "  simulated I/Os per s   {:>10.0}   (target >= 1,000,000)",
+        ios as f64 / wall
+    );
+    println!(
+        "  peak memory            {:>10.1} MiB = {:.2}x the L2P map ({:.1} MiB; target <= 2.5x)",
+        rss as f64 / 1048576.0,
+        rss as f64 / l2p_bytes.max(1) as f64,
+        l2p_bytes as f64 / 1048576.0
+    );
+    drop(m);
+    // A 1.6 TB-class drive must be ready (built and preconditioned) quickly.
+    let big = config::load_machine(None, None, Some(&a.big_device))?;
+    let cap = big.device.ssd.as_ref().map(|s| s.user_capacity_bytes).unwrap_or(0);
+    let t2 = Instant::now();
+    let m = machine::Machine::new(big, &jobs, &opts)?;
+    let big_setup = t2.elapsed().as_secs_f64();
+    drop(m);
+    println!(
+        "  {} ({:.2} TB) start incl. steady-state precondition: {:.2} s   (target < 5 s)",
+        a.big_device,
+        cap as f64 / 1e12,
+        big_setup
+    );
+    Ok(())
 }

@@ -1,1 +1,37 @@
 //! The assembled machine (host + device + workload) and its event loop.
+//!
+//! `Event` is the one interface between layers: each variant is a moment at
+//! which one layer hands work to the next (a doorbell write reaching the
+//! controller, a die finishing an operation, an interrupt reaching a CPU).
+
+mod engine;
+mod files;
+mod results;
+
+pub use engine::{Machine, Precondition, RunOptions};
+pub use results::{run, RunOutput};
+
+/// Everything that can happen, dispatched by `match` in [`Machine::run`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// A fio thread gets the CPU (to reap, submit, or finish).
+    ThreadRun { thread: u32 },
+    /// An SQ tail doorbell write reached the controller, covering `n` new SQEs.
+    SqDoorbell { sq: u32, n: u32 },
+    /// The controller's fetch engine is free to arbitrate again.
+    FetchEngine,
+    /// Fetched SQEs arrived in the controller.
+    SqesArrived { sq: u32, n: u32 },
+    /// Firmware has decoded a command; it may start if its SQ lets it.
+    CmdReady { cmd: u32 },
+    /// A write command's data has arrived in the device's buffer.
+    WriteDataIn { cmd: u32 },
+    /// A die finished the array phase of a read (data in its page register).
+    DieArrayDone { die: u32 },
+    /// A die finished its current operation.
+    DieOpDone { die: u32 },
+    /// Read data is in host memory: the controller posts the completion.
+    CqePost { cmd: u32 },
+    /// An MSI-X interrupt for queue pair `qp` reaches its CPU.
+    Irq { qp: u32 },
+}

@@ -1,2 +1,10 @@
 //! Results in fio's own formats (normal text, json, json+, log files), plus
 //! the simulator's own figures under one extra top-level key.
+
+pub mod fio_json;
+pub mod fio_text;
+pub mod hist;
+pub mod json;
+pub mod logs;
+pub mod shape;
+pub mod stats;

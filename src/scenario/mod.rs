@@ -1,1 +1,82 @@
-//! Published experiments, runnable by name.
+//! Published experiments and calibrations, runnable by name
+//! (`nvmesim scenario run NAME`). Each writes under `OUT/NAME/`: `report.md`
+//! (what ran, the tables, what explains them), `results.json` (every number
+//! as `{variant, workload, metric, value, unit}` rows), and the fio jobs and
+//! machine configs it used, so any row can be rerun by hand with
+//! `nvmesim run`.
+
+mod datasheet;
+
+use crate::config::MachineConfig;
+use crate::machine::{self, Precondition, RunOptions};
+use crate::workload::fio;
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// (name, one-line description) of every scenario.
+pub fn list() -> Vec<(&'static str, &'static str)> {
+    vec![(
+        "datasheet",
+        "each SSD preset against its datasheet: 4K random read/write IOPS, 128K sequential bandwidth, QD1 latency",
+    )]
+}
+
+pub fn run(name: &str, out: &Path, quick: bool) -> Result<(), String> {
+    let dir = out.join(name);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    match name {
+        "datasheet" => datasheet::run(&dir, quick),
+        _ => {
+            let names: Vec<&str> = list().iter().map(|(n, _)| *n).collect();
+            Err(format!("unknown scenario '{name}' (available: {})", names.join(", ")))
+        }
+    }
+}
+
+/// Shorten `runtime=` in a scenario job for `--quick`.
+pub(crate) fn with_runtime(job: &str, runtime: &str) -> String {
+    job.lines()
+        .map(|l| {
+            if l.starts_with("runtime=") {
+                format!("runtime={runtime}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+/// Run a job text on a machine and return fio's JSON as a value.
+pub(crate) fn run_json(
+    cfg: &MachineConfig,
+    job_name: &str,
+    job: &str,
+    pre: Precondition,
+    seed: u64,
+) -> Result<Value, String> {
+    let jobs = fio::parse_str(job, job_name).map_err(|e| e.to_string())?;
+    let opts = RunOptions {
+        seed,
+        precondition: pre,
+        ..RunOptions::default()
+    };
+    let out = machine::run(cfg.clone(), &jobs, &opts, &mut |_, _| {})?;
+    let mut s = String::new();
+    crate::report::fio_json::write_json(&mut s, &out.report, false);
+    serde_json::from_str(&s).map_err(|e| format!("internal: fio JSON did not parse: {e}"))
+}
+
+/// A results.json row.
+pub(crate) fn row(variant: &str, workload: &str, metric: &str, value: f64, unit: &str) -> Value {
+    json!({"variant": variant, "workload": workload, "metric": metric, "value": value, "unit": unit})
+}
+
+pub(crate) fn write(dir: &Path, name: &str, text: &str) -> Result<(), String> {
+    let p = dir.join(name);
+    if let Some(parent) = p.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))
+}

@@ -49,20 +49,28 @@ pub struct Die {
 }
 
 impl Die {
-    /// Choose the next operation to run.
+    /// Choose the next operation to run. GC never overtakes user reads (a
+    /// read consumes no free space); it overtakes user writes once the die is
+    /// short of free blocks (`gc_urgent`), which is what throttles writes to
+    /// the rate GC can free space at in steady state.
     pub fn pick(&mut self, policy: DieSchedulerKind, gc_urgent: bool, ops: &[Option<FlashOp>]) -> Option<u32> {
-        if gc_urgent {
-            if let Some(o) = self.gc.pop_front() {
-                return Some(o);
-            }
-        }
         match policy {
-            DieSchedulerKind::ReadFirst => self
-                .reads
-                .pop_front()
-                .or_else(|| self.writes.pop_front())
-                .or_else(|| self.gc.pop_front()),
+            DieSchedulerKind::ReadFirst => {
+                if let Some(o) = self.reads.pop_front() {
+                    return Some(o);
+                }
+                if gc_urgent {
+                    self.gc.pop_front().or_else(|| self.writes.pop_front())
+                } else {
+                    self.writes.pop_front().or_else(|| self.gc.pop_front())
+                }
+            }
             DieSchedulerKind::Fifo => {
+                if gc_urgent {
+                    if let Some(o) = self.gc.pop_front() {
+                        return Some(o);
+                    }
+                }
                 let seq = |q: &VecDeque<u32>| {
                     q.front()
                         .map(|&o| ops[o as usize].as_ref().map(|f| f.seq).unwrap_or(u64::MAX))

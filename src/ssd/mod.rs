@@ -1,5 +1,7 @@
 //! The SSD behind the controller: write cache, FTL, GC, dies and channels.
 
 pub mod cache;
+pub mod device;
 pub mod flash;
 pub mod ftl;
+pub use device::{ReadPlan, Ssd, SsdOutput};

@@ -1,0 +1,974 @@
+//! The assembled machine and its event loop: fio threads on host CPUs,
+//! blk-mq and the NVMe driver, the PCIe link, the controller and the SSD.
+//! Every layer keeps its own state; this file only routes events between
+//! them in the order the real stack does.
+
+use super::Event;
+use crate::config::{DeviceKind, HostCosts, MachineConfig};
+use crate::host::blk_mq::{nvme_tag_depth, Hctx};
+use crate::host::cpu::{CacheLineCost, Core, Lock, Placement, Topology};
+use crate::host::nvme_driver::QueuePair;
+use crate::host::queue_map::{self, QueueMapTable};
+use crate::nvme::controller::Controller;
+use crate::nvme::pcie::{PcieLink, CQE_BYTES};
+use crate::report::stats::{JobStats, StatsConfig};
+use crate::sim::{EventQueue, Ns, Rng, Slab};
+use crate::ssd::{ReadPlan, Ssd, SsdOutput};
+use crate::workload::fio::{FioJobFile, JobSpec};
+use crate::workload::gen::IoGenerator;
+use crate::workload::{Ddir, Io};
+use std::collections::VecDeque;
+
+/// Options of one run that are not in the job file or the machine config.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub seed: u64,
+    /// `none`, `sequential` or `steady-state`.
+    pub precondition: Precondition,
+    /// Force the device's verify mode on (it is also on when a job sets `verify`).
+    pub verify: bool,
+    /// Queue-map policy name.
+    pub queue_map: String,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            seed: 0,
+            precondition: Precondition::SteadyState,
+            verify: false,
+            queue_map: "per-core".into(),
+        }
+    }
+}
+
+/// The drive's state at time zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precondition {
+    /// Fresh out of the box: nothing mapped.
+    None,
+    /// Every LBA written once, in order.
+    Sequential,
+    /// After long uniform random overwrites, then enough idle time for GC to
+    /// refill the free-block pool (GC idle at time zero).
+    SteadyState,
+    /// In the middle of sustained random overwrites: the same layout with the
+    /// free pool at the urgent threshold, so foreground GC runs from the start.
+    Sustained,
+}
+
+impl std::str::FromStr for Precondition {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "none" => Ok(Precondition::None),
+            "sequential" | "seq" | "full" => Ok(Precondition::Sequential),
+            "steady-state" | "steady" => Ok(Precondition::SteadyState),
+            "sustained" | "steady-state-sustained" => Ok(Precondition::Sustained),
+            _ => Err(format!(
+                "unknown precondition '{s}' (none | sequential | steady-state | sustained)"
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ThreadState {
+    /// Not started yet (waiting for an earlier stonewall group).
+    NotStarted,
+    /// A ThreadRun event is scheduled.
+    Scheduled,
+    /// Sleeping in io_getevents / a sync syscall until a completion arrives.
+    WaitingIo,
+    /// Sleeping in blk_mq_get_tag.
+    WaitingTag,
+    Done,
+}
+
+struct Request {
+    thread: u32,
+    io: Io,
+    issue_ns: Ns,
+    submit_ns: Ns,
+    hctx: u32,
+    /// Die operations still to finish (reads).
+    parts: u32,
+    /// Device SQ head reported in this command's CQE.
+    cqe_sq_head: u64,
+    /// When the CQE becomes visible to the host.
+    cqe_at: Ns,
+}
+
+pub struct Thread {
+    pub job: usize,
+    pub clone: u32,
+    pub groupid: u32,
+    barrier: u32,
+    placement: Placement,
+    gen: IoGenerator,
+    pub stats: JobStats,
+    depth: u32,
+    sync: bool,
+    batch_submit: u32,
+    inflight: u32,
+    completed: VecDeque<u32>,
+    state: ThreadState,
+    start_ns: Ns,
+    ramp_end_ns: Ns,
+    stats_started: bool,
+    end_ns: Ns,
+    issuing_done: bool,
+    /// An I/O generated but not yet issued (waiting for thinktime or its rate slot).
+    pending: Option<Io>,
+    /// `pending` has already been booked against rate_iops.
+    pending_booked: bool,
+    tag_req: Option<u32>,
+    think_ns: Ns,
+    think_blocks: u32,
+    since_think: u32,
+    pub usr_ns: Ns,
+    pub sys_ns: Ns,
+    pub ctx: u64,
+    pub finished_ns: Ns,
+    pub ios_submitted: u64,
+    pub ios_completed: u64,
+    pub region: (u64, u64),
+}
+
+pub struct Machine {
+    pub cfg: MachineConfig,
+    pub q: EventQueue<Event>,
+    topo: Topology,
+    costs: HostCosts,
+    cl: CacheLineCost,
+    pub cores: Vec<Core>,
+    pub ctx_locks: Vec<Lock>,
+    pub sq_locks: Vec<Lock>,
+    pub hctxs: Vec<Hctx>,
+    pub qps: Vec<QueuePair>,
+    pub map: QueueMapTable,
+    pub ctrl: Controller,
+    pub ssd: Option<Ssd>,
+    reqs: Slab<Request>,
+    pub threads: Vec<Thread>,
+    barrier_now: u32,
+    barriers: u32,
+    ssd_out: SsdOutput,
+    scratch: Vec<u32>,
+    unit_bytes: u64,
+    pub namespace_bytes: u64,
+    migrate_mean: Ns,
+    migrate_p: f64,
+    pub ios_completed: u64,
+    pub end_ns: Ns,
+    pub dev_reads: u64,
+    pub dev_writes: u64,
+    dev_outstanding: u32,
+    dev_busy_since: Ns,
+    dev_busy_ns: Ns,
+    expected_end: Ns,
+}
+
+impl Machine {
+    pub fn new(cfg: MachineConfig, jobs: &FioJobFile, opts: &RunOptions) -> Result<Self, String> {
+        let topo = Topology::from_config(&cfg.host);
+        let nr_cpus = topo.nr_cpus();
+        let policy = queue_map::build(&opts.queue_map, &topo, cfg.device.nvme.max_io_queues)?;
+        let map = QueueMapTable::from_policy(policy.as_ref(), &topo);
+        let nq = map.nr_hw_queues;
+        let tag_depth = nvme_tag_depth(cfg.device.nvme.driver_queue_depth, cfg.device.nvme.max_queue_entries);
+        let verify = opts.verify || jobs.jobs.iter().any(|j| j.verify);
+        let (ssd, namespace_bytes, unit_bytes) = match (&cfg.device.kind, &cfg.device.ssd) {
+            (DeviceKind::Ssd, Some(s)) => {
+                let mut ssd = Ssd::new(s, verify)?;
+                match opts.precondition {
+                    Precondition::None => {}
+                    Precondition::Sequential => ssd.ftl.precondition_sequential(1.0),
+                    Precondition::SteadyState | Precondition::Sustained => {
+                        // The valid-page layout of long random overwrites. The
+                        // free pool: after idle time GC has refilled it to its
+                        // stop level; *during* sustained writes background GC
+                        // has fallen behind and foreground GC holds it at the
+                        // urgent level. Either way add the unwritten half of
+                        // the open user and GC stripes (one block per plane).
+                        let pool = if opts.precondition == Precondition::Sustained {
+                            s.gc.urgent_free_blocks
+                        } else {
+                            s.gc.stop_free_blocks
+                        };
+                        ssd.ftl
+                            .precondition_steady_state(opts.seed, pool + s.nand.planes_per_die);
+                    }
+                }
+                (Some(ssd), s.user_capacity_bytes, s.mapping_unit_bytes as u64)
+            }
+            (DeviceKind::Ssd, None) => {
+                return Err(format!(
+                    "device '{}' has kind = \"ssd\" but no [device.ssd] table",
+                    cfg.device.name
+                ))
+            }
+            // null_blk's default device is 250 GB (module parameter gb=250).
+            (DeviceKind::Null, _) => (None, 250 * 1_000_000_000, 4096),
+        };
+        let mut cores = vec![Core::default(); nr_cpus as usize];
+        let mut threads = Vec::new();
+        let mut barrier = 0u32;
+        let extents = super::files::layout(jobs, namespace_bytes)?;
+        for (ji, spec) in jobs.jobs.iter().enumerate() {
+            if spec.stonewall && ji > 0 {
+                barrier += 1;
+            }
+            for clone in 0..spec.numjobs {
+                let t = Self::make_thread(
+                    &cfg,
+                    &topo,
+                    &mut cores,
+                    spec,
+                    ji,
+                    clone,
+                    barrier,
+                    extents[ji],
+                    opts.seed,
+                    threads.len() as u64,
+                )?;
+                threads.push(t);
+            }
+        }
+        if threads.is_empty() {
+            return Err("no jobs to run".into());
+        }
+        let link = PcieLink::new(&cfg.device.pcie);
+        let ctrl = Controller::new(&cfg.device.nvme, nq, link);
+        let mut qps = vec![QueuePair::default(); nq as usize];
+        for (i, qp) in qps.iter_mut().enumerate() {
+            qp.irq_cpu = map.irq_cpu[i];
+        }
+        let costs = cfg.host.costs.clone();
+        let cl = CacheLineCost {
+            same_socket_ns: costs.cacheline_same_socket_ns,
+            cross_socket_ns: costs.cacheline_cross_socket_ns,
+        };
+        let expected_end = threads
+            .iter()
+            .map(|t| t.end_ns)
+            .filter(|&e| e != Ns::MAX)
+            .max()
+            .unwrap_or(0);
+        Ok(Machine {
+            migrate_mean: cfg.host.scheduler.migration_interval_ns.max(1),
+            migrate_p: cfg.host.scheduler.migration_probability,
+            q: EventQueue::new(),
+            topo,
+            costs,
+            cl,
+            cores,
+            ctx_locks: (0..nr_cpus).map(|c| Lock::new(format!("blk-mq ctx cpu{c}"))).collect(),
+            sq_locks: (0..nq).map(|i| Lock::new(format!("nvme sq{} lock", i + 1))).collect(),
+            hctxs: (0..nq).map(|_| Hctx::new(tag_depth)).collect(),
+            qps,
+            map,
+            ctrl,
+            ssd,
+            reqs: Slab::new(),
+            barriers: barrier + 1,
+            threads,
+            barrier_now: 0,
+            ssd_out: SsdOutput::default(),
+            scratch: Vec::new(),
+            unit_bytes,
+            namespace_bytes,
+            ios_completed: 0,
+            end_ns: 0,
+            dev_reads: 0,
+            dev_writes: 0,
+            dev_outstanding: 0,
+            dev_busy_since: 0,
+            dev_busy_ns: 0,
+            expected_end,
+            cfg,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn make_thread(
+        cfg: &MachineConfig,
+        topo: &Topology,
+        cores: &mut [Core],
+        spec: &JobSpec,
+        ji: usize,
+        clone: u32,
+        barrier: u32,
+        file: (u64, u64),
+        seed: u64,
+        tindex: u64,
+    ) -> Result<Thread, String> {
+        let nr = topo.nr_cpus();
+        let allowed: Vec<u32> = match &spec.cpus_allowed {
+            None => (0..nr).collect(),
+            Some(list) => {
+                if let Some(&bad) = list.iter().find(|&&c| c >= nr) {
+                    return Err(format!(
+                        "job '{}': cpus_allowed names CPU {bad}, but host '{}' has CPUs 0-{}",
+                        spec.name,
+                        cfg.host.name,
+                        nr - 1
+                    ));
+                }
+                match spec.cpus_allowed_policy {
+                    crate::workload::fio::CpusAllowedPolicy::Shared => list.clone(),
+                    crate::workload::fio::CpusAllowedPolicy::Split => vec![list[clone as usize % list.len()]],
+                }
+            }
+        };
+        let (start, len) = crate::workload::gen::resolve_region(spec, clone, file.1)
+            .map_err(|e| format!("job '{}': {e}", spec.name))?;
+        let region = (file.0 + start, len);
+        let gen_seed = crate::sim::stream_seed(seed, &format!("job:{}", spec.name), (ji as u64) << 20 | clone as u64);
+        let gen = IoGenerator::new(spec, clone, region, gen_seed);
+        let placement = Placement::new(
+            allowed,
+            cores,
+            Rng::new(seed, "sched", tindex),
+            cfg.host.scheduler.migration_interval_ns.max(1),
+        );
+        let sync = spec.ioengine.is_sync();
+        let depth = if sync { 1 } else { spec.iodepth.max(1) };
+        let stats = JobStats::new(StatsConfig {
+            percentile_list: spec.percentile_list.clone(),
+            clat_percentiles: spec.clat_percentiles,
+            lat_percentiles: spec.lat_percentiles,
+            slat_percentiles: spec.slat_percentiles,
+            record_slat: !sync,
+            bw_avg_ms: 500,
+            iops_avg_ms: 500,
+            lat_log: spec.write_lat_log.clone(),
+            bw_log: spec.write_bw_log.clone(),
+            iops_log: spec.write_iops_log.clone(),
+            log_avg_msec: spec.log_avg_msec,
+            log_index: clone + 1,
+        });
+        Ok(Thread {
+            job: ji,
+            clone,
+            groupid: spec.groupid,
+            barrier,
+            placement,
+            gen,
+            stats,
+            depth,
+            sync,
+            batch_submit: spec.iodepth_batch_submit.max(1),
+            inflight: 0,
+            completed: VecDeque::new(),
+            state: ThreadState::NotStarted,
+            start_ns: 0,
+            ramp_end_ns: 0,
+            stats_started: false,
+            end_ns: Ns::MAX,
+            issuing_done: false,
+            pending: None,
+            pending_booked: false,
+            tag_req: None,
+            think_ns: spec.thinktime_ns,
+            think_blocks: spec.thinktime_blocks.max(1),
+            since_think: 0,
+            usr_ns: 0,
+            sys_ns: 0,
+            ctx: 0,
+            finished_ns: 0,
+            ios_submitted: 0,
+            ios_completed: 0,
+            region,
+        })
+    }
+
+    fn start_barrier(&mut self, now: Ns, jobs: &FioJobFile) {
+        for t in 0..self.threads.len() {
+            if self.threads[t].barrier != self.barrier_now {
+                continue;
+            }
+            let spec = &jobs.jobs[self.threads[t].job];
+            let th = &mut self.threads[t];
+            th.start_ns = now;
+            th.stats.job_started(now);
+            th.ramp_end_ns = now + spec.ramp_time_ns;
+            th.end_ns = match spec.runtime_ns {
+                Some(r) if r > 0 => th.ramp_end_ns + r,
+                _ => Ns::MAX,
+            };
+            if !spec.time_based && spec.runtime_ns.is_none() {
+                th.end_ns = Ns::MAX;
+            }
+            if spec.ramp_time_ns == 0 {
+                th.stats.start(now);
+                th.stats_started = true;
+            }
+            th.state = ThreadState::Scheduled;
+            self.q.schedule(now, Event::ThreadRun { thread: t as u32 });
+        }
+        self.expected_end = self
+            .threads
+            .iter()
+            .filter(|t| t.end_ns != Ns::MAX)
+            .map(|t| t.end_ns)
+            .max()
+            .unwrap_or(self.expected_end);
+    }
+
+    /// Run to the end of the last job. Returns the simulated end time.
+    /// `progress` is called now and then with (simulated now, expected end).
+    pub fn run(&mut self, jobs: &FioJobFile, progress: &mut dyn FnMut(Ns, Ns)) -> Ns {
+        if let Some(ssd) = self.ssd.as_mut() {
+            ssd.kick_all(0, &mut self.q);
+        }
+        self.start_barrier(0, jobs);
+        let mut live = self.threads.iter().filter(|t| t.barrier == 0).count();
+        let mut tick = 0u32;
+        while let Some((now, ev)) = self.q.pop() {
+            match ev {
+                Event::ThreadRun { thread } => {
+                    if self.thread_run(now, thread) {
+                        live -= 1;
+                        if live == 0 {
+                            self.barrier_now += 1;
+                            if self.barrier_now >= self.barriers {
+                                self.end_ns = now;
+                                break;
+                            }
+                            self.start_barrier(now, jobs);
+                            live = self.threads.iter().filter(|t| t.barrier == self.barrier_now).count();
+                        }
+                    }
+                }
+                Event::SqDoorbell { sq, n } => {
+                    self.ctrl.sqs[sq as usize].doorbelled += n as u64;
+                    self.kick_fetch(now);
+                }
+                Event::FetchEngine => {
+                    self.ctrl.fetch_scheduled = false;
+                    self.kick_fetch(now);
+                }
+                Event::SqesArrived { sq, n } => self.sqes_arrived(now, sq, n),
+                Event::CmdReady { cmd } => self.cmd_ready(now, cmd),
+                Event::WriteDataIn { cmd } => self.write_data_in(now, cmd),
+                Event::DieArrayDone { die } => {
+                    let ssd = self.ssd.as_mut().unwrap();
+                    ssd.on_array_done(now, die, &mut self.q);
+                }
+                Event::DieOpDone { die } => {
+                    let mut out = std::mem::take(&mut self.ssd_out);
+                    self.ssd.as_mut().unwrap().on_op_done(now, die, &mut self.q, &mut out);
+                    self.after_ssd(now, &mut out);
+                    self.ssd_out = out;
+                }
+                Event::CqePost { cmd } => self.post_cqe(now, cmd),
+                Event::Irq { qp } => self.irq(now, qp),
+            }
+            tick = tick.wrapping_add(1);
+            if tick & 0xFFFF == 0 {
+                progress(now, self.expected_end);
+            }
+        }
+        if self.end_ns == 0 {
+            self.end_ns = self.q.now();
+        }
+        self.end_ns
+    }
+
+    // ---------------------------------------------------------------- host
+
+    /// A fio thread gets the CPU. Returns true when the thread has finished.
+    fn thread_run(&mut self, now: Ns, t: u32) -> bool {
+        let ti = t as usize;
+        let woke_from_sleep = matches!(self.threads[ti].state, ThreadState::WaitingIo | ThreadState::WaitingTag);
+        {
+            let th = &mut self.threads[ti];
+            th.placement
+                .maybe_migrate(now, &mut self.cores, self.migrate_mean, self.migrate_p);
+        }
+        let cpu = self.threads[ti].placement.cpu;
+        let mut cur = now.max(self.cores[cpu as usize].busy_until);
+        let begin = cur;
+        let c = self.costs.clone();
+        if woke_from_sleep {
+            cur += c.context_switch_ns;
+            self.threads[ti].sys_ns += c.context_switch_ns;
+            self.threads[ti].ctx += 1;
+        }
+        // Stats start at the end of ramp_time.
+        {
+            let th = &mut self.threads[ti];
+            if !th.stats_started && cur >= th.ramp_end_ns {
+                th.stats.start(th.ramp_end_ns);
+                th.stats_started = true;
+                // fio restarts its size / number_ios accounting after the ramp.
+                th.gen.restart_accounting();
+            }
+        }
+        // A request that was waiting for a tag now has one: finish submitting it.
+        if let Some(r) = self.threads[ti].tag_req.take() {
+            cur = self.dispatch(cur, cpu, r);
+            let th = &mut self.threads[ti];
+            th.inflight += 1;
+            th.stats.record_iodepth(th.inflight);
+        }
+        // Reap everything that has completed.
+        if !self.threads[ti].completed.is_empty() {
+            let n = self.threads[ti].completed.len() as u64;
+            if !self.threads[ti].sync {
+                cur += c.reap_syscall_ns;
+                self.threads[ti].sys_ns += c.reap_syscall_ns;
+            }
+            cur += c.reap_per_io_ns * n;
+            self.threads[ti].usr_ns += c.reap_per_io_ns * n;
+            let th = &mut self.threads[ti];
+            th.stats.record_complete_batch(n as u32);
+            while let Some(r) = th.completed.pop_front() {
+                let req = self.reqs.remove(r);
+                th.inflight -= 1;
+                th.ios_completed += 1;
+                self.ios_completed += 1;
+                if th.stats_started {
+                    th.stats
+                        .record_io(req.io.ddir, req.io.len, req.issue_ns, req.submit_ns, cur, req.io.prio);
+                }
+            }
+        }
+        if cur >= self.threads[ti].end_ns {
+            self.threads[ti].issuing_done = true;
+        }
+        // Submit until the queue is full.
+        let mut blocked_tag = false;
+        let mut sleep_until: Option<Ns> = None;
+        let mut in_batch = 0u32;
+        while !self.threads[ti].issuing_done && self.threads[ti].inflight < self.threads[ti].depth {
+            let th = &mut self.threads[ti];
+            let io = match th.pending.take() {
+                Some(io) => io,
+                None => match th.gen.next_io() {
+                    Some(io) => io,
+                    None => {
+                        th.issuing_done = true;
+                        break;
+                    }
+                },
+            };
+            // thinktime: after every thinktime_blocks I/Os, stall.
+            if th.think_ns > 0 && th.since_think >= th.think_blocks {
+                th.since_think = 0;
+                th.pending = Some(io);
+                sleep_until = Some(cur + th.think_ns);
+                break;
+            }
+            if th.gen.is_rate_limited() && !th.pending_booked {
+                let due = th.gen.next_issue_not_before(io.ddir, cur);
+                if due > cur {
+                    th.pending = Some(io);
+                    th.pending_booked = true;
+                    sleep_until = Some(due);
+                    break;
+                }
+            }
+            th.pending_booked = false;
+            th.since_think += 1;
+            let issue = cur;
+            cur += c.app_per_io_ns;
+            th.usr_ns += c.app_per_io_ns;
+            let mut sys = c.bio_setup_ns;
+            if in_batch == 0 {
+                sys += c.syscall_ns;
+            }
+            in_batch = (in_batch + 1) % th.batch_submit;
+            cur += sys;
+            th.sys_ns += sys;
+            th.ios_submitted += 1;
+            let hctx = self.map.hw_queue(cpu, io.ddir, io.prio);
+            let r = self.reqs.insert(Request {
+                thread: t,
+                io,
+                issue_ns: issue,
+                submit_ns: issue,
+                hctx,
+                parts: 0,
+                cqe_sq_head: 0,
+                cqe_at: 0,
+            });
+            if !self.hctxs[hctx as usize].try_get_tag() {
+                self.hctxs[hctx as usize].tag_waiters.push_back(r);
+                self.hctxs[hctx as usize].tag_waits += 1;
+                self.threads[ti].tag_req = Some(r);
+                blocked_tag = true;
+                break;
+            }
+            cur = self.dispatch(cur, cpu, r);
+            let th = &mut self.threads[ti];
+            th.inflight += 1;
+            th.stats.record_iodepth(th.inflight);
+            th.stats.record_submit_batch(1);
+            if th.sync {
+                break;
+            }
+        }
+        let th = &mut self.threads[ti];
+        self.cores[cpu as usize].busy_until = cur;
+        self.cores[cpu as usize].busy_ns += cur - begin;
+        if th.issuing_done && th.inflight == 0 && th.tag_req.is_none() {
+            th.state = ThreadState::Done;
+            th.finished_ns = cur;
+            th.stats.finish(cur, th.usr_ns, th.sys_ns, th.ctx);
+            return true;
+        }
+        if blocked_tag {
+            th.state = ThreadState::WaitingTag;
+        } else if !th.completed.is_empty() {
+            th.state = ThreadState::Scheduled;
+            self.q.schedule(cur, Event::ThreadRun { thread: t });
+        } else if th.inflight > 0 && (th.inflight >= th.depth || th.issuing_done || sleep_until.is_none()) {
+            th.state = ThreadState::WaitingIo;
+        } else if let Some(wake) = sleep_until {
+            th.state = ThreadState::Scheduled;
+            let wake = if th.end_ns != Ns::MAX {
+                wake.min(th.end_ns)
+            } else {
+                wake
+            };
+            self.q.schedule(wake.max(cur), Event::ThreadRun { thread: t });
+        } else {
+            th.state = ThreadState::Scheduled;
+            self.q.schedule(cur, Event::ThreadRun { thread: t });
+        }
+        false
+    }
+
+    /// blk-mq insert + dispatch + nvme queue_rq + doorbell for request `r`
+    /// (which holds a tag), on `cpu` from time `cur`. Returns the time the
+    /// submitting syscall returns.
+    fn dispatch(&mut self, mut cur: Ns, cpu: u32, r: u32) -> Ns {
+        let c = &self.costs;
+        let hctx = self.reqs.get(r).hctx;
+        let t0 = cur;
+        cur = self.ctx_locks[cpu as usize].acquire(cur, cpu, c.sw_queue_lock_hold_ns, &self.topo, self.cl);
+        cur += c.blk_mq_insert_ns + c.nvme_queue_rq_ns;
+        cur = self.sq_locks[hctx as usize].acquire(cur, cpu, c.sq_lock_hold_ns, &self.topo, self.cl);
+        self.ctrl.sqs[hctx as usize].host_write(cur, r);
+        self.qps[hctx as usize].push_sqes(cur, 1);
+        self.qps[hctx as usize].doorbells += 1;
+        cur += c.doorbell_mmio_ns;
+        let posted = self.ctrl.link.posted_ns;
+        self.q.schedule(cur + posted, Event::SqDoorbell { sq: hctx, n: 1 });
+        let thread = self.reqs.get(r).thread as usize;
+        self.threads[thread].sys_ns += cur - t0;
+        let req = self.reqs.get_mut(r);
+        req.submit_ns = if self.threads[thread].sync { req.issue_ns } else { cur };
+        cur
+    }
+
+    /// The interrupt of queue pair `qp` runs: handle every visible CQE.
+    fn irq(&mut self, now: Ns, qpi: u32) {
+        let c = self.costs.clone();
+        let cpu = self.qps[qpi as usize].irq_cpu;
+        let mut cur = now.max(self.cores[cpu as usize].busy_until);
+        let begin = cur;
+        cur += c.irq_entry_ns;
+        self.qps[qpi as usize].interrupts += 1;
+        let mut pending = std::mem::take(&mut self.qps[qpi as usize].cq_pending);
+        let mut handled = 0;
+        // The handler keeps reaping while CQEs are visible (their post reached the host).
+        while handled < pending.len() {
+            let r = pending[handled];
+            let (visible, head, hctx, thread) = {
+                let q = self.reqs.get(r);
+                (q.cqe_at, q.cqe_sq_head, q.hctx, q.thread)
+            };
+            if visible > cur {
+                break;
+            }
+            handled += 1;
+            cur += c.cqe_handle_ns + c.bio_complete_ns;
+            self.qps[qpi as usize].saw_sq_head(cur, head);
+            self.qps[qpi as usize].completions += 1;
+            // Free the tag; a waiter takes it over.
+            if let Some(w) = self.hctxs[hctx as usize].put_tag() {
+                let wt = self.reqs.get(w).thread;
+                self.wake(cur, wt, cpu);
+            }
+            self.threads[thread as usize].completed.push_back(r);
+            self.wake(cur, thread, cpu);
+        }
+        pending.drain(..handled);
+        // CQEs still in flight raise the next interrupt when they land.
+        if let Some(&next) = pending.first() {
+            let at = self.reqs.get(next).cqe_at.max(cur);
+            self.q.schedule(at, Event::Irq { qp: qpi });
+        } else {
+            self.qps[qpi as usize].irq_armed = false;
+        }
+        self.qps[qpi as usize].cq_pending = pending;
+        self.cores[cpu as usize].busy_until = cur;
+        self.cores[cpu as usize].busy_ns += cur - begin;
+    }
+
+    fn wake(&mut self, at: Ns, t: u32, irq_cpu: u32) {
+        let th = &mut self.threads[t as usize];
+        if matches!(th.state, ThreadState::WaitingIo | ThreadState::WaitingTag) {
+            // Wake-ups of a thread on another CPU go through an IPI.
+            let ipi = if th.placement.cpu != irq_cpu {
+                self.costs.ipi_ns
+            } else {
+                0
+            };
+            th.state = ThreadState::Scheduled;
+            self.q.schedule(at + ipi, Event::ThreadRun { thread: t });
+        }
+    }
+
+    /// Requests submitted and not yet reaped by their thread.
+    pub fn outstanding_requests(&self) -> usize {
+        self.reqs.len()
+    }
+
+    // -------------------------------------------------------------- device
+
+    /// Fraction of `end` during which the device had at least one command (disk_util's `util`).
+    pub fn device_busy_fraction(&self, end: Ns) -> f64 {
+        let mut busy = self.dev_busy_ns;
+        if self.dev_outstanding > 0 {
+            busy += end.saturating_sub(self.dev_busy_since);
+        }
+        if end == 0 {
+            0.0
+        } else {
+            (busy as f64 / end as f64).min(1.0)
+        }
+    }
+
+    fn kick_fetch(&mut self, now: Ns) {
+        if self.ctrl.fetch_scheduled {
+            return;
+        }
+        if self.ctrl.fetch_engine.busy_until > now {
+            self.ctrl.fetch_scheduled = true;
+            self.q.schedule(self.ctrl.fetch_engine.busy_until, Event::FetchEngine);
+            return;
+        }
+        if let Some((sq, n)) = self.ctrl.arbitrate() {
+            let (engine_free, arrive) = self.ctrl.fetch(now, sq, n);
+            self.q.schedule(arrive, Event::SqesArrived { sq, n });
+            self.ctrl.fetch_scheduled = true;
+            self.q.schedule(engine_free, Event::FetchEngine);
+        }
+    }
+
+    fn sqes_arrived(&mut self, now: Ns, sq: u32, n: u32) {
+        let mut cmds = std::mem::take(&mut self.scratch);
+        cmds.clear();
+        self.ctrl.take_fetched(now, sq, n, &mut cmds);
+        if self.dev_outstanding == 0 {
+            self.dev_busy_since = now;
+        }
+        self.dev_outstanding += n;
+        for &cmd in &cmds {
+            let ready = self.ctrl.firmware_decode(now);
+            self.q.schedule(ready, Event::CmdReady { cmd });
+        }
+        self.scratch = cmds;
+    }
+
+    fn cmd_ready(&mut self, now: Ns, cmd: u32) {
+        let sq = self.reqs.get(cmd).hctx as usize;
+        let s = &mut self.ctrl.sqs[sq];
+        if s.blocked || !s.waiting.is_empty() {
+            s.waiting.push_back(cmd);
+            return;
+        }
+        if !self.try_start(now, cmd) {
+            let s = &mut self.ctrl.sqs[sq];
+            s.waiting.push_back(cmd);
+            s.set_blocked(now, true);
+        }
+    }
+
+    /// Start a decoded command; false if it cannot start now (in-order
+    /// acceptance then holds back its SQ).
+    fn try_start(&mut self, now: Ns, cmd: u32) -> bool {
+        let io = self.reqs.get(cmd).io;
+        let Some(ssd) = self.ssd.as_mut() else {
+            // null device: nothing to do but complete.
+            self.post_cqe(now, cmd);
+            return true;
+        };
+        let ub = self.unit_bytes;
+        let first = io.offset / ub;
+        let count = ((io.offset + io.len as u64).div_ceil(ub) - first) as u32;
+        match io.ddir {
+            Ddir::Read => match ssd.read(now, cmd, first, count, &mut self.q) {
+                ReadPlan::Immediate => self.read_data_ready(now, cmd),
+                ReadPlan::Flash(parts) => self.reqs.get_mut(cmd).parts = parts,
+            },
+            Ddir::Write => {
+                if !ssd.cache.reserve(count as u64 * ub) {
+                    return false;
+                }
+                let t = self.ctrl.link.device_read(now, io.len as u64);
+                self.q.schedule(t, Event::WriteDataIn { cmd });
+            }
+            Ddir::Trim => self.post_cqe(now, cmd),
+        }
+        true
+    }
+
+    fn write_data_in(&mut self, now: Ns, cmd: u32) {
+        let io = self.reqs.get(cmd).io;
+        let ub = self.unit_bytes;
+        let first = io.offset / ub;
+        let count = ((io.offset + io.len as u64).div_ceil(ub) - first) as u32;
+        self.ssd.as_mut().unwrap().write_arrived(now, first, count, &mut self.q);
+        // Write-back: the command completes once its data is in the buffer.
+        self.post_cqe(now, cmd);
+    }
+
+    fn read_data_ready(&mut self, now: Ns, cmd: u32) {
+        let len = self.reqs.get(cmd).io.len as u64;
+        let t = self.ctrl.link.device_write(now, len);
+        // The CQE is posted after the data (PCIe ordering), once the DMA is done.
+        self.q.schedule(
+            t.saturating_sub(self.ctrl.link.posted_ns).max(now),
+            Event::CqePost { cmd },
+        );
+    }
+
+    fn after_ssd(&mut self, now: Ns, out: &mut SsdOutput) {
+        for i in 0..out.reads_done.len() {
+            let cmd = out.reads_done[i];
+            let req = self.reqs.get_mut(cmd);
+            req.parts -= 1;
+            if req.parts == 0 {
+                self.read_data_ready(now, cmd);
+            }
+        }
+        out.reads_done.clear();
+        if out.cache_freed {
+            out.cache_freed = false;
+            self.unblock_sqs(now);
+        }
+    }
+
+    fn unblock_sqs(&mut self, now: Ns) {
+        let mut any = false;
+        for sq in 0..self.ctrl.sqs.len() {
+            if !self.ctrl.sqs[sq].blocked {
+                continue;
+            }
+            while let Some(&cmd) = self.ctrl.sqs[sq].waiting.front() {
+                if !self.try_start(now, cmd) {
+                    break;
+                }
+                self.ctrl.sqs[sq].waiting.pop_front();
+            }
+            if self.ctrl.sqs[sq].waiting.is_empty() {
+                self.ctrl.sqs[sq].set_blocked(now, false);
+                any = true;
+            }
+        }
+        if any {
+            self.kick_fetch(now);
+        }
+    }
+
+    /// The controller posts the CQE of `cmd`: its slot frees, the CQE and the
+    /// MSI-X message travel to the host.
+    fn post_cqe(&mut self, now: Ns, cmd: u32) {
+        let t = self.ctrl.firmware_complete(now);
+        let arrive = self.ctrl.link.device_write(t, CQE_BYTES);
+        let (hctx, _thread) = {
+            let r = self.reqs.get(cmd);
+            (r.hctx, r.thread)
+        };
+        let head = self.ctrl.sqs[hctx as usize].head;
+        let req = self.reqs.get_mut(cmd);
+        req.cqe_sq_head = head;
+        req.cqe_at = arrive;
+        self.ctrl.slots_free += 1;
+        match self.reqs.get(cmd).io.ddir {
+            Ddir::Read => self.dev_reads += 1,
+            _ => self.dev_writes += 1,
+        }
+        self.dev_outstanding -= 1;
+        if self.dev_outstanding == 0 {
+            self.dev_busy_ns += now - self.dev_busy_since;
+        }
+        let qp = &mut self.qps[hctx as usize];
+        qp.cq_pending.push(cmd);
+        if !qp.irq_armed {
+            qp.irq_armed = true;
+            self.q.schedule(arrive, Event::Irq { qp: hctx });
+        }
+        self.kick_fetch(now);
+    }
+}
+
+impl Machine {
+    pub fn debug_state(&self) -> String {
+        let mut s = String::new();
+        use std::fmt::Write;
+        let _ = writeln!(s, "reqs live {} q len {}", self.reqs.len(), self.q.len());
+        for (i, t) in self.threads.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "thread {i}: state {:?} inflight {} completed {} issuing_done {} tag_req {:?} sub {} comp {}",
+                t.state,
+                t.inflight,
+                t.completed.len(),
+                t.issuing_done,
+                t.tag_req,
+                t.ios_submitted,
+                t.ios_completed
+            );
+        }
+        for (i, sq) in self.ctrl.sqs.iter().enumerate() {
+            if !sq.entries.is_empty() || sq.blocked || !sq.waiting.is_empty() || sq.doorbelled > 0 {
+                let _ = writeln!(
+                    s,
+                    "sq {i}: entries {} doorbelled {} waiting {} blocked {}",
+                    sq.entries.len(),
+                    sq.doorbelled,
+                    sq.waiting.len(),
+                    sq.blocked
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "slots free {} fetch_scheduled {}",
+            self.ctrl.slots_free, self.ctrl.fetch_scheduled
+        );
+        if let Some(ssd) = &self.ssd {
+            let _ = writeln!(
+                s,
+                "cache used {} cap {} staged {}",
+                ssd.cache.used,
+                ssd.cache.capacity,
+                ssd.cache.staged.len()
+            );
+            for (i, d) in ssd.dies.iter().enumerate().take(4) {
+                let _ = writeln!(
+                    s,
+                    "die {i}: busy {} r {} w {} gc {} free {} canw {}",
+                    d.busy,
+                    d.reads.len(),
+                    d.writes.len(),
+                    d.gc.len(),
+                    ssd.ftl.free_blocks(i as u32),
+                    ssd.ftl.can_write_user(i as u32)
+                );
+            }
+        }
+        for (i, qp) in self.qps.iter().enumerate() {
+            if !qp.cq_pending.is_empty() || qp.irq_armed {
+                let _ = writeln!(s, "qp {i}: pending {} armed {}", qp.cq_pending.len(), qp.irq_armed);
+            }
+        }
+        s
+    }
+}

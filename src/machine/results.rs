@@ -1,0 +1,185 @@
+//! Turning a finished machine into fio's report structures plus the
+//! simulator's own figures (under the top-level `nvmesim` key).
+
+use super::engine::{Machine, RunOptions};
+use crate::config::MachineConfig;
+use crate::report::fio_json::{DiskUtil, JobResult, RunReport};
+use crate::sim::{Ns, NS_PER_MS, NS_PER_SEC};
+use crate::workload::fio::FioJobFile;
+use serde_json::{json, Value};
+
+/// What a run produced.
+pub struct RunOutput {
+    pub report: RunReport,
+    /// Simulated time at the end.
+    pub sim_ns: Ns,
+    pub events: u64,
+    pub ios: u64,
+    pub verify_failures: u64,
+    pub verify_checks: u64,
+}
+
+/// Simulate `jobs` on `cfg`.
+pub fn run(
+    cfg: MachineConfig,
+    jobs: &FioJobFile,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(Ns, Ns),
+) -> Result<RunOutput, String> {
+    let mut m = Machine::new(cfg, jobs, opts)?;
+    let end = m.run(jobs, progress);
+    if std::env::var("NVMESIM_DEBUG").is_ok() {
+        eprintln!("{}", m.debug_state());
+    }
+    let extras = extras(&m, end);
+    let mut results = Vec::with_capacity(m.threads.len());
+    let threads = std::mem::take(&mut m.threads);
+    let (vf, vc) = m
+        .ssd
+        .as_ref()
+        .map(|s| (s.verify_failures, s.verify_checks))
+        .unwrap_or((0, 0));
+    for th in threads {
+        let spec = &jobs.jobs[th.job];
+        results.push(JobResult {
+            name: spec.name.clone(),
+            groupid: th.groupid,
+            options: spec.options.clone(),
+            desc: spec.description.clone(),
+            error: 0,
+            group_reporting: spec.group_reporting,
+            iodepth: spec.iodepth.max(1),
+            elapsed_s: end.div_ceil(NS_PER_SEC),
+            stats: th.stats,
+        });
+    }
+    let (r_ios, w_ios) = (m.dev_reads, m.dev_writes);
+    let disk_util = vec![DiskUtil {
+        name: "nvme0n1".into(),
+        read_ios: r_ios,
+        write_ios: w_ios,
+        read_merges: 0,
+        write_merges: 0,
+        read_ticks_ms: 0,
+        write_ticks_ms: 0,
+        in_queue_ms: 0,
+        util: m.device_busy_fraction(end) * 100.0,
+    }];
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    Ok(RunOutput {
+        report: RunReport {
+            fio_version: "fio-3.33".into(),
+            timestamp_s: now.as_secs(),
+            timestamp_ms: now.as_millis() as u64,
+            global_options: jobs.global_options.clone(),
+            jobs: results,
+            disk_util,
+            extras: Some(extras),
+        },
+        sim_ns: end,
+        events: m.q.processed(),
+        ios: m.ios_completed,
+        verify_failures: vf,
+        verify_checks: vc,
+    })
+}
+
+fn pct(busy: Ns, end: Ns) -> f64 {
+    if end == 0 {
+        0.0
+    } else {
+        (busy as f64 / end as f64 * 100.0).min(100.0)
+    }
+}
+
+fn extras(m: &Machine, end: Ns) -> Value {
+    let mut device = json!({
+        "name": m.cfg.device.name,
+        "simulated_ms": end as f64 / NS_PER_MS as f64,
+        "commands": m.ctrl.commands,
+        "command_slots": m.ctrl.slots_total,
+        "slot_stalls": m.ctrl.slot_stalls,
+        "pcie_to_device_bytes": m.ctrl.link.bytes_to_device,
+        "pcie_to_host_bytes": m.ctrl.link.bytes_to_host,
+        "pcie_to_device_util_pct": pct(m.ctrl.link.to_device.busy_ns, end),
+        "pcie_to_host_util_pct": pct(m.ctrl.link.to_host.busy_ns, end),
+    });
+    if let Some(ssd) = &m.ssd {
+        let dies: Vec<f64> = ssd.dies.iter().map(|d| pct(d.busy_ns, end)).collect();
+        let chans: Vec<f64> = ssd.channels.iter().map(|c| pct(c.bus.busy_ns, end)).collect();
+        let mean = |v: &[f64]| {
+            if v.is_empty() {
+                0.0
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
+            }
+        };
+        let obj = device.as_object_mut().unwrap();
+        obj.insert("gc_runs".into(), json!(ssd.gc_victims));
+        obj.insert("gc_pages_copied".into(), json!(ssd.gc_pages_copied));
+        obj.insert("erases".into(), json!(ssd.erases));
+        obj.insert("user_pages_programmed".into(), json!(ssd.user_pages_programmed));
+        obj.insert("write_amplification".into(), json!(ssd.write_amplification()));
+        obj.insert("write_cache_hits".into(), json!(ssd.cache.hits));
+        obj.insert("write_cache_full_stalls".into(), json!(ssd.cache.full_stalls));
+        obj.insert("die_util_mean_pct".into(), json!(mean(&dies)));
+        obj.insert("die_util_pct".into(), json!(dies));
+        obj.insert("channel_util_mean_pct".into(), json!(mean(&chans)));
+        obj.insert("channel_util_pct".into(), json!(chans));
+        if ssd.verify {
+            obj.insert("verify_checks".into(), json!(ssd.verify_checks));
+            obj.insert("verify_failures".into(), json!(ssd.verify_failures));
+        }
+    }
+    let sqs: Vec<Value> = m
+        .ctrl
+        .sqs
+        .iter()
+        .zip(&m.qps)
+        .enumerate()
+        .map(|(i, (s, qp))| {
+            json!({
+                "sq": i + 1,
+                "irq_cpu": qp.irq_cpu,
+                "commands_fetched": s.fetched,
+                "occupancy_mean": s.mean_occupancy(end),
+                "occupancy_max": s.occ_max,
+                "host_estimate_mean": if end == 0 { 0.0 } else { (qp.est_area as f64) / end as f64 },
+                "host_estimate_max": qp.est_max,
+                "blocked_ms": s.blocked_ns as f64 / NS_PER_MS as f64,
+                "doorbells": qp.doorbells,
+                "interrupts": qp.interrupts,
+            })
+        })
+        .collect();
+    let locks: Vec<Value> = m
+        .ctx_locks
+        .iter()
+        .chain(&m.sq_locks)
+        .filter(|l| l.acquisitions > 0)
+        .map(|l| {
+            json!({
+                "name": l.name,
+                "acquisitions": l.acquisitions,
+                "contended": l.contended,
+                "wait_ns_total": l.wait_ns,
+                "wait_ns_mean": if l.acquisitions == 0 { 0.0 } else { l.wait_ns as f64 / l.acquisitions as f64 },
+                "cacheline_transfer_ns_total": l.transfer_ns,
+            })
+        })
+        .collect();
+    let cpus: Vec<f64> = m.cores.iter().map(|c| pct(c.busy_ns, end)).collect();
+    json!({
+        "host": {
+            "name": m.cfg.host.name,
+            "queue_map": m.map.name,
+            "hw_queues": m.map.nr_hw_queues,
+            "cpu_util_pct": cpus,
+        },
+        "device": device,
+        "sqs": sqs,
+        "locks": locks,
+    })
+}

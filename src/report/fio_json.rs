@@ -1,0 +1,380 @@
+//! fio's `json` and `json+` output (stat.c `show_thread_status_json`,
+//! `add_ddir_status_json`), with real fio-3.33's key names, nesting, order
+//! and number types, plus the simulator's figures under `nvmesim`.
+
+use super::hist::Hist;
+use super::json::J;
+use super::stats::{DirStats, JobStats, LatStat};
+use crate::workload::fio::DEFAULT_PERCENTILES;
+
+pub struct RunReport {
+    pub fio_version: String,
+    pub timestamp_s: u64,
+    pub timestamp_ms: u64,
+    pub global_options: Vec<(String, String)>,
+    pub jobs: Vec<JobResult>,
+    pub disk_util: Vec<DiskUtil>,
+    pub extras: Option<serde_json::Value>,
+}
+
+pub struct JobResult {
+    pub name: String,
+    pub groupid: u32,
+    pub options: Vec<(String, String)>,
+    pub desc: Option<String>,
+    pub error: i32,
+    pub group_reporting: bool,
+    pub iodepth: u32,
+    pub elapsed_s: u64,
+    pub stats: JobStats,
+}
+
+pub struct DiskUtil {
+    pub name: String,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_merges: u64,
+    pub write_merges: u64,
+    pub read_ticks_ms: u64,
+    pub write_ticks_ms: u64,
+    pub in_queue_ms: u64,
+    pub util: f64,
+}
+
+/// One entry of `jobs[]`: a job clone, or a merged reporting group.
+pub struct Entry<'a> {
+    pub first: &'a JobResult,
+    pub last: &'a JobResult,
+    pub stats: JobStats,
+    /// Sum of the members' run times (fio's job_runtime).
+    pub job_runtime_ms: u64,
+    pub members: u32,
+}
+
+/// Jobs as fio reports them: group_reporting jobs of one group merge into
+/// one entry (name from the first member, options from the last).
+pub fn entries(jobs: &[JobResult]) -> Vec<Entry<'_>> {
+    let mut out: Vec<Entry> = Vec::new();
+    for j in jobs {
+        if j.group_reporting {
+            if let Some(e) = out
+                .iter_mut()
+                .find(|e| e.first.group_reporting && e.first.groupid == j.groupid)
+            {
+                e.stats.merge(&j.stats);
+                e.job_runtime_ms += j.stats.runtime_ms();
+                e.last = j;
+                e.members += 1;
+                continue;
+            }
+        }
+        out.push(Entry {
+            first: j,
+            last: j,
+            stats: j.stats.clone(),
+            job_runtime_ms: j.stats.runtime_ms(),
+            members: 1,
+        });
+    }
+    out
+}
+
+/// Aggregate bytes/s per direction of each reporting group (fio's run status).
+pub fn group_agg(jobs: &[JobResult]) -> Vec<(u32, [f64; 3])> {
+    let mut g: Vec<(u32, [u64; 3], u64)> = Vec::new();
+    for j in jobs {
+        let i = match g.iter().position(|x| x.0 == j.groupid) {
+            Some(i) => i,
+            None => {
+                g.push((j.groupid, [0; 3], 0));
+                g.len() - 1
+            }
+        };
+        for d in 0..3 {
+            g[i].1[d] += j.stats.dirs[d].io_bytes;
+        }
+        g[i].2 = g[i].2.max(j.stats.runtime_ms());
+    }
+    g.into_iter()
+        .map(|(id, b, rt)| (id, b.map(|x| if rt == 0 { 0.0 } else { x as f64 * 1000.0 / rt as f64 })))
+        .collect()
+}
+
+/// ctime(3) layout of a Unix time, in UTC: "Sun Nov 22 05:24:12 2026".
+pub fn ctime(ts: u64) -> String {
+    let days = (ts / 86_400) as i64;
+    let secs = ts % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    const WD: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MO: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{} {}{:3} {:02}:{:02}:{:02} {}",
+        WD[(days.rem_euclid(7)) as usize],
+        MO[(m - 1) as usize],
+        d,
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60,
+        y
+    )
+}
+
+fn options_obj(opts: &[(String, String)]) -> J {
+    J::Obj(opts.iter().map(|(k, v)| (k.clone(), J::str(v))).collect())
+}
+
+fn percentile_list(stats: &JobStats) -> Vec<f64> {
+    if stats.cfg.percentile_list.is_empty() {
+        DEFAULT_PERCENTILES.to_vec()
+    } else {
+        stats.cfg.percentile_list.clone()
+    }
+}
+
+fn lat_obj(s: &LatStat, hist: Option<&Hist>, list: &[f64], plus: bool) -> J {
+    let mut o = J::obj();
+    o.put("min", J::int(s.min))
+        .put("max", J::int(s.max))
+        .put("mean", J::float(s.mean))
+        .put("stddev", J::float(s.stddev()))
+        .put("N", J::int(s.n));
+    if let Some(h) = hist {
+        if s.n > 0 {
+            let vals = h.percentiles(list);
+            o.put(
+                "percentile",
+                J::Obj(
+                    list.iter()
+                        .zip(vals)
+                        .map(|(p, v)| (format!("{p:.6}"), J::int(v)))
+                        .collect(),
+                ),
+            );
+            if plus {
+                o.put(
+                    "bins",
+                    J::Obj(h.bins().map(|(v, c)| (v.to_string(), J::int(c))).collect()),
+                );
+            }
+        }
+    }
+    o
+}
+
+fn dir_obj(d: &DirStats, stats: &JobStats, runtime_ms: u64, agg_bytes_s: f64, plus: bool) -> J {
+    let list = percentile_list(stats);
+    let rt = if d.total_ios > 0 { runtime_ms.max(1) } else { 0 };
+    let bw_bytes = (d.io_bytes * 1000).checked_div(rt).unwrap_or(0);
+    let iops = if rt > 0 {
+        d.total_ios as f64 * 1000.0 / rt as f64
+    } else {
+        0.0
+    };
+    let c = &stats.cfg;
+    let mut o = J::obj();
+    o.put("io_bytes", J::int(d.io_bytes))
+        .put("io_kbytes", J::int(d.io_bytes >> 10))
+        .put("bw_bytes", J::int(bw_bytes))
+        .put("bw", J::int(bw_bytes / 1024))
+        .put("iops", J::float(iops))
+        .put("runtime", J::int(rt))
+        .put("total_ios", J::int(d.total_ios))
+        .put("short_ios", J::Int(0))
+        .put("drop_ios", J::Int(0))
+        .put(
+            "slat_ns",
+            lat_obj(&d.slat, c.slat_percentiles.then_some(&d.slat_hist), &list, plus),
+        )
+        .put(
+            "clat_ns",
+            lat_obj(&d.clat, c.clat_percentiles.then_some(&d.clat_hist), &list, plus),
+        )
+        .put(
+            "lat_ns",
+            lat_obj(&d.lat, c.lat_percentiles.then_some(&d.lat_hist), &list, plus),
+        );
+    if d.prios.len() >= 2 {
+        let mut ps: Vec<_> = d.prios.iter().collect();
+        ps.sort_by_key(|p| p.prio.raw());
+        let key = if c.lat_percentiles { "lat_ns" } else { "clat_ns" };
+        let arr = ps
+            .iter()
+            .map(|p| {
+                let mut e = J::obj();
+                e.put("prioclass", J::Int(p.prio.class as i64))
+                    .put("prio", J::Int(p.prio.level as i64))
+                    .put(key, lat_obj(&p.lat, Some(&p.hist), &list, plus));
+                e
+            })
+            .collect();
+        o.put("prios", J::Arr(arr));
+    }
+    let bw_agg = if agg_bytes_s > 0.0 {
+        (d.bw.mean / (agg_bytes_s / 1024.0) * 100.0).min(100.0)
+    } else {
+        0.0
+    };
+    o.put("bw_min", J::int(d.bw.min))
+        .put("bw_max", J::int(d.bw.max))
+        .put("bw_agg", J::float(bw_agg))
+        .put("bw_mean", J::float(d.bw.mean))
+        .put("bw_dev", J::float(d.bw.stddev()))
+        .put("bw_samples", J::int(d.bw.n))
+        .put("iops_min", J::int(d.iops.min))
+        .put("iops_max", J::int(d.iops.max))
+        .put("iops_mean", J::float(d.iops.mean))
+        .put("iops_stddev", J::float(d.iops.stddev()))
+        .put("iops_samples", J::int(d.iops.n));
+    o
+}
+
+/// Percentages with fio's display floor: a non-zero share below `floor` shows as `floor`.
+fn pct_map(keys: &[&str], counts: &[u64], total: u64, floor: f64) -> J {
+    J::Obj(
+        keys.iter()
+            .zip(counts)
+            .map(|(k, &c)| {
+                let p = if total == 0 {
+                    0.0
+                } else {
+                    c as f64 * 100.0 / total as f64
+                };
+                let p = if c > 0 && p < floor { floor } else { p };
+                (k.to_string(), J::float(p))
+            })
+            .collect(),
+    )
+}
+
+fn job_obj(e: &Entry, agg: &[(u32, [f64; 3])], plus: bool) -> J {
+    let s = &e.stats;
+    let g = agg
+        .iter()
+        .find(|g| g.0 == e.first.groupid)
+        .map(|g| g.1)
+        .unwrap_or([0.0; 3]);
+    let runtime = s.runtime_ms();
+    let mut o = J::obj();
+    o.put("jobname", J::str(&e.first.name))
+        .put("groupid", J::int(e.first.groupid as u64))
+        .put("error", J::Int(e.first.error as i64))
+        .put("eta", J::Int(0))
+        .put("elapsed", J::int(e.first.elapsed_s));
+    if !e.last.options.is_empty() {
+        o.put("job options", options_obj(&e.last.options));
+    }
+    for (i, name) in ["read", "write", "trim"].iter().enumerate() {
+        o.put(name, dir_obj(&s.dirs[i], s, runtime, g[i], plus));
+    }
+    let mut sync = J::obj();
+    sync.put("total_ios", J::Int(0))
+        .put("lat_ns", lat_obj(&LatStat::default(), None, &[], false));
+    o.put("sync", sync);
+    let jr = e.job_runtime_ms;
+    let cpu = |ns: u64| {
+        if jr == 0 {
+            0.0
+        } else {
+            ns as f64 / (jr as f64 * 1e6) * 100.0
+        }
+    };
+    let total_ios: u64 = s.dirs.iter().map(|d| d.total_ios).sum();
+    let depth_total: u64 = s.depth.iter().sum();
+    let sub_total: u64 = s.submit.iter().sum();
+    let cpl_total: u64 = s.complete.iter().sum();
+    let lat_keys = ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"];
+    let ms_keys = [
+        "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
+    ];
+    o.put("job_runtime", J::int(jr))
+        .put("usr_cpu", J::float(cpu(s.usr_ns)))
+        .put("sys_cpu", J::float(cpu(s.sys_ns)))
+        .put("ctx", J::int(s.ctx))
+        .put("majf", J::Int(0))
+        .put("minf", J::Int(0))
+        .put(
+            "iodepth_level",
+            pct_map(&["1", "2", "4", "8", "16", "32", ">=64"], &s.depth, depth_total, 0.1),
+        )
+        .put(
+            "iodepth_submit",
+            pct_map(&["0", "4", "8", "16", "32", "64", ">=64"], &s.submit, sub_total, 0.1),
+        )
+        .put(
+            "iodepth_complete",
+            pct_map(&["0", "4", "8", "16", "32", "64", ">=64"], &s.complete, cpl_total, 0.1),
+        )
+        .put("latency_ns", pct_map(&lat_keys, &s.lat_ns, total_ios, 0.01))
+        .put("latency_us", pct_map(&lat_keys, &s.lat_us, total_ios, 0.01))
+        .put("latency_ms", pct_map(&ms_keys, &s.lat_ms, total_ios, 0.01))
+        .put("latency_depth", J::int(e.last.iodepth as u64))
+        .put("latency_target", J::Int(0))
+        .put("latency_percentile", J::float(100.0))
+        .put("latency_window", J::Int(0));
+    if let Some(d) = &e.last.desc {
+        o.put("desc", J::str(d));
+    }
+    o
+}
+
+pub fn write_json(out: &mut String, run: &RunReport, plus: bool) {
+    let mut top = J::obj();
+    top.put("fio version", J::str(&run.fio_version))
+        .put("timestamp", J::int(run.timestamp_s))
+        .put("timestamp_ms", J::int(run.timestamp_ms))
+        .put("time", J::str(&ctime(run.timestamp_s)));
+    if !run.global_options.is_empty() {
+        top.put("global options", options_obj(&run.global_options));
+    }
+    let agg = group_agg(&run.jobs);
+    let jobs = entries(&run.jobs).iter().map(|e| job_obj(e, &agg, plus)).collect();
+    top.put("jobs", J::Arr(jobs));
+    if !run.disk_util.is_empty() {
+        let arr = run
+            .disk_util
+            .iter()
+            .map(|d| {
+                let mut o = J::obj();
+                o.put("name", J::str(&d.name))
+                    .put("read_ios", J::int(d.read_ios))
+                    .put("write_ios", J::int(d.write_ios))
+                    .put("read_merges", J::int(d.read_merges))
+                    .put("write_merges", J::int(d.write_merges))
+                    .put("read_ticks", J::int(d.read_ticks_ms))
+                    .put("write_ticks", J::int(d.write_ticks_ms))
+                    .put("in_queue", J::int(d.in_queue_ms))
+                    .put("util", J::float(d.util));
+                o
+            })
+            .collect();
+        top.put("disk_util", J::Arr(arr));
+    }
+    if let Some(x) = &run.extras {
+        top.put("nvmesim", J::from_serde(x));
+    }
+    top.write(out, 0);
+    out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ctime_matches_the_reference_output() {
+        // randread-libaio.json: "timestamp" : 1795325052 -> "Sun Nov 22 05:24:12 2026"
+        assert_eq!(ctime(1795325052), "Sun Nov 22 05:24:12 2026");
+        assert_eq!(ctime(0), "Thu Jan  1 00:00:00 1970");
+    }
+}

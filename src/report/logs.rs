@@ -1,0 +1,41 @@
+//! fio's log files (`write_lat_log`, `write_bw_log`, `write_iops_log`):
+//! `<prefix>_{lat,clat,slat,bw,iops}.<index>.log`, one row per line as
+//! `time_ms, value, ddir, bs, prio` (iolog.c, flush_samples). Latency in ns,
+//! bandwidth in KiB/s, IOPS in I/O/s; with `log_avg_msec` each row is a
+//! window average and `bs` is 0.
+
+use super::stats::{JobStats, LogRow};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+fn write_rows(path: &Path, rows: &[LogRow]) -> std::io::Result<()> {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+    for r in rows {
+        writeln!(f, "{}, {}, {}, {}, {}", r.time_ms, r.value, r.ddir, r.bs, r.prio)?;
+    }
+    f.flush()
+}
+
+/// Write the logs a job asked for into `dir`; returns the files written.
+pub fn write_logs(dir: &Path, s: &JobStats) -> std::io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let idx = s.cfg.log_index;
+    if let Some(p) = &s.cfg.lat_log {
+        for (kind, rows) in [("lat", &s.lat_rows), ("clat", &s.clat_rows), ("slat", &s.slat_rows)] {
+            let path = dir.join(format!("{p}_{kind}.{idx}.log"));
+            write_rows(&path, rows)?;
+            out.push(path);
+        }
+    }
+    if let Some(p) = &s.cfg.bw_log {
+        let path = dir.join(format!("{p}_bw.{idx}.log"));
+        write_rows(&path, &s.bw_rows)?;
+        out.push(path);
+    }
+    if let Some(p) = &s.cfg.iops_log {
+        let path = dir.join(format!("{p}_iops.{idx}.log"));
+        write_rows(&path, &s.iops_rows)?;
+        out.push(path);
+    }
+    Ok(out)
+}

@@ -1,0 +1,190 @@
+//! `datasheet`: every SSD preset against the figures on its vendor's
+//! datasheet. The presets' NAND timing and geometry come from public
+//! sources, not from these figures, so this is a check of the model, not a
+//! fit: the table shows whatever the model gives, and the error.
+
+use super::{row, run_json, with_runtime, write};
+use crate::config::{self, DeviceKind};
+use crate::machine::Precondition;
+use serde_json::Value;
+use std::fmt::Write as _;
+use std::path::Path;
+
+struct Workload {
+    name: &'static str,
+    file: &'static str,
+    job: &'static str,
+    pre: Precondition,
+    metric: &'static str,
+    unit: &'static str,
+}
+
+const WORKLOADS: &[Workload] = &[
+    Workload {
+        name: "4 KiB random read, 4 jobs x QD32",
+        file: "randread-4k.fio",
+        job: include_str!("datasheet/randread-4k.fio"),
+        pre: Precondition::SteadyState,
+        metric: "read_iops",
+        unit: "IOPS",
+    },
+    Workload {
+        name: "4 KiB random write, 4 jobs x QD32",
+        file: "randwrite-4k.fio",
+        job: include_str!("datasheet/randwrite-4k.fio"),
+        // Replaced by a sequential fill when the datasheet figure is not a
+        // steady-state one.
+        pre: Precondition::Sustained,
+        metric: "write_iops",
+        unit: "IOPS",
+    },
+    Workload {
+        name: "128 KiB sequential read, QD32",
+        file: "seqread-128k.fio",
+        job: include_str!("datasheet/seqread-128k.fio"),
+        pre: Precondition::Sequential,
+        metric: "read_bw",
+        unit: "MB/s",
+    },
+    Workload {
+        name: "128 KiB sequential write, QD32",
+        file: "seqwrite-128k.fio",
+        job: include_str!("datasheet/seqwrite-128k.fio"),
+        pre: Precondition::Sequential,
+        metric: "write_bw",
+        unit: "MB/s",
+    },
+    Workload {
+        name: "4 KiB random read latency, QD1",
+        file: "randread-4k-qd1.fio",
+        job: include_str!("datasheet/randread-4k-qd1.fio"),
+        pre: Precondition::SteadyState,
+        metric: "read_lat_mean",
+        unit: "us",
+    },
+];
+
+fn sum_dir(v: &Value, dir: &str, key: &str) -> f64 {
+    v["jobs"]
+        .as_array()
+        .map(|a| a.iter().map(|j| j[dir][key].as_f64().unwrap_or(0.0)).sum())
+        .unwrap_or(0.0)
+}
+
+fn measure(v: &Value, metric: &str) -> f64 {
+    match metric {
+        "read_iops" => sum_dir(v, "read", "iops"),
+        "write_iops" => sum_dir(v, "write", "iops"),
+        // fio's bw_bytes is B/s; datasheets use decimal MB/s.
+        "read_bw" => sum_dir(v, "read", "bw_bytes") / 1e6,
+        "write_bw" => sum_dir(v, "write", "bw_bytes") / 1e6,
+        "read_lat_mean" => v["jobs"][0]["read"]["lat_ns"]["mean"].as_f64().unwrap_or(0.0) / 1e3,
+        _ => f64::NAN,
+    }
+}
+
+pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
+    let host = config::host_preset(config::DEFAULT_HOST)?;
+    let mut rows = Vec::new();
+    let mut md = String::new();
+    let _ = writeln!(md, "# datasheet: SSD presets against their datasheets\n");
+    let _ = writeln!(
+        md,
+        "Host: `{}`. Each workload runs {} of simulated time after a 100 ms ramp, seed 0. \
+Random workloads start from the steady state a drive reaches after long random overwrites; \
+sequential ones from a sequentially filled drive. Jobs and configs are in this folder.\n",
+        host.name,
+        if quick { "200 ms" } else { "1 s" }
+    );
+    let mut all_ok = true;
+    println!(
+        "{:<18} {:<48} {:>12} {:>12} {:>8}",
+        "device", "workload", "simulated", "datasheet", "error"
+    );
+    for (name, _) in config::DEVICE_PRESETS.iter() {
+        let dev = config::device_preset(name)?;
+        if dev.kind != DeviceKind::Ssd {
+            continue;
+        }
+        let Some(ds) = dev.datasheet.clone() else { continue };
+        let cfg = config::MachineConfig {
+            host: host.clone(),
+            device: dev,
+        };
+        write(
+            dir,
+            &format!("configs/{name}.toml"),
+            &toml::to_string(&cfg).map_err(|e| e.to_string())?,
+        )?;
+        let _ = writeln!(md, "## {name}\n\nDatasheet: {}\n", ds.source);
+        let _ = writeln!(md, "| workload | simulated | datasheet | error |\n|---|---:|---:|---:|");
+        for w in WORKLOADS {
+            let job = if quick {
+                with_runtime(w.job, "200ms")
+            } else {
+                w.job.to_string()
+            };
+            write(dir, &format!("jobs/{}", w.file), &job)?;
+            let pre = if w.metric == "write_iops" && !ds.rand_write_is_steady_state {
+                // A fresh-out-of-box figure is measured on a drive that has
+                // been filled once but not yet driven into GC.
+                Precondition::Sequential
+            } else {
+                w.pre
+            };
+            let v = run_json(&cfg, w.file, &job, pre, 0)?;
+            let sim = measure(&v, w.metric);
+            let sheet = match w.metric {
+                "read_iops" => ds.rand_read_4k_iops,
+                "write_iops" => ds.rand_write_4k_iops,
+                "read_bw" => ds.seq_read_128k_bytes_per_s / 1e6,
+                "write_bw" => ds.seq_write_128k_bytes_per_s / 1e6,
+                _ => ds.read_latency_4k_qd1_ns / 1e3,
+            };
+            if !sheet.is_finite() {
+                // The datasheet gives no figure for this workload: show ours, compare nothing.
+                println!(
+                    "{:<18} {:<48} {:>10.0} {:<2}{:>10} {:<2}{:>8}",
+                    name, w.name, sim, "", "n/a", "", ""
+                );
+                let _ = writeln!(md, "| {} | {sim:.0} {u} | not stated | - |", w.name, u = w.unit);
+                rows.push(row(name, w.name, w.metric, sim, w.unit));
+                continue;
+            }
+            let err = (sim - sheet) / sheet * 100.0;
+            if err.abs() > 20.0 {
+                all_ok = false;
+            }
+            let label = if w.metric == "write_iops" && !ds.rand_write_is_steady_state {
+                format!(
+                    "{} (datasheet figure is fresh-out-of-box: measured after a sequential fill)",
+                    w.name
+                )
+            } else {
+                w.name.to_string()
+            };
+            println!(
+                "{:<18} {:<48} {:>10.0} {:<2}{:>10.0} {:<2}{:>+7.1}%",
+                name, w.name, sim, "", sheet, "", err
+            );
+            let _ = writeln!(
+                md,
+                "| {label} | {sim:.0} {u} | {sheet:.0} {u} | {err:+.1}% |",
+                u = w.unit
+            );
+            rows.push(row(name, w.name, w.metric, sim, w.unit));
+            rows.push(row(&format!("{name} datasheet"), w.name, w.metric, sheet, w.unit));
+            rows.push(row(name, w.name, &format!("{}_error", w.metric), err, "%"));
+        }
+        let _ = writeln!(md);
+    }
+    let _ = writeln!(
+        md,
+        "All figures within ±20% of the datasheet: **{}**.\n",
+        if all_ok { "yes" } else { "no" }
+    );
+    write(dir, "report.md", &md)?;
+    write(dir, "results.json", &serde_json::to_string_pretty(&rows).unwrap())?;
+    println!("wrote {}", dir.join("report.md").display());
+    Ok(())
+}

@@ -1,0 +1,455 @@
+//! The SSD behind the controller: it accepts decoded read and write commands,
+//! serves reads from the write buffer or the dies the FTL maps them to,
+//! buffers writes and programs them to dies in program units striped over
+//! channels and dies, and runs greedy garbage collection per die when the
+//! die's free blocks fall to the start threshold.
+
+use super::cache::WriteCache;
+use super::flash::{Channel, Die, FlashOp, OpKind};
+use super::ftl::{FlashGeometry, Ftl};
+use crate::config::{DieSchedulerKind, GcConfig, SsdConfig};
+use crate::machine::Event;
+use crate::sim::{transfer_ns, EventQueue, Ns};
+
+/// How a read command will be served.
+pub enum ReadPlan {
+    /// Every page was in the write buffer (or never written): data is ready now.
+    Immediate,
+    /// This many die operations must finish first.
+    Flash(u32),
+}
+
+/// Things the controller must act on after an SSD event.
+#[derive(Debug, Default)]
+pub struct SsdOutput {
+    /// User read commands whose last die operation finished.
+    pub reads_done: Vec<u32>,
+    /// Write-buffer room was freed (blocked SQs may go on).
+    pub cache_freed: bool,
+}
+
+#[derive(Debug, Default, Clone)]
+struct GcState {
+    active: bool,
+    victim: Option<u32>,
+    lpns: Vec<u32>,
+    cursor: usize,
+    /// A GC read/program of this die is queued or running.
+    in_flight: bool,
+}
+
+pub struct Ssd {
+    pub ftl: Ftl,
+    pub geom: FlashGeometry,
+    pub cache: WriteCache,
+    pub dies: Vec<Die>,
+    pub channels: Vec<Channel>,
+    ops: Vec<Option<FlashOp>>,
+    free_ops: Vec<u32>,
+    lpn_pool: Vec<Vec<u32>>,
+    gc: Vec<GcState>,
+    gc_cfg: GcConfig,
+    policy: DieSchedulerKind,
+    read_ns: Ns,
+    program_ns: Ns,
+    erase_ns: Ns,
+    channel_bw: u64,
+    pub unit_bytes: u64,
+    /// Logical pages per program unit on one die.
+    pub program_slots: u32,
+    pub logical_pages: u64,
+    next_die: u32,
+    seq: u64,
+    pub verify: bool,
+    pub verify_failures: u64,
+    pub verify_checks: u64,
+    pub gc_victims: u64,
+    pub gc_pages_copied: u64,
+    pub erases: u64,
+    pub user_pages_programmed: u64,
+    pub unmapped_reads: u64,
+    scratch: Vec<(u32, u32, u32)>,
+}
+
+/// Programs queued per die before the flusher moves on to the next die: two
+/// lets a die start its next program the moment one ends (double buffering).
+const MAX_QUEUED_PROGRAMS: usize = 2;
+
+impl Ssd {
+    pub fn new(c: &SsdConfig, verify: bool) -> Result<Self, String> {
+        let n = &c.nand;
+        if !n.page_bytes.is_multiple_of(c.mapping_unit_bytes) {
+            return Err("nand.page_bytes must be a multiple of mapping_unit_bytes".into());
+        }
+        let geom = FlashGeometry {
+            channels: n.channels,
+            dies_per_channel: n.dies_per_channel,
+            planes_per_die: n.planes_per_die,
+            blocks_per_plane: n.blocks_per_plane,
+            pages_per_block: n.pages_per_block,
+            slots_per_page: n.page_bytes / c.mapping_unit_bytes,
+        };
+        let logical_pages = c.user_capacity_bytes / c.mapping_unit_bytes as u64;
+        let phys = geom.channels as u64
+            * geom.dies_per_channel as u64
+            * geom.planes_per_die as u64
+            * geom.blocks_per_plane as u64
+            * geom.pages_per_block as u64
+            * geom.slots_per_page as u64;
+        if logical_pages >= phys {
+            return Err(format!(
+                "user capacity ({} B) does not fit the raw NAND ({} B)",
+                c.user_capacity_bytes,
+                phys * c.mapping_unit_bytes as u64
+            ));
+        }
+        if phys > u32::MAX as u64 {
+            return Err("raw NAND has more mapping units than a 32-bit map can address".into());
+        }
+        let ftl = Ftl::new(geom.clone(), logical_pages as u32, n.pages_per_program, verify);
+        let dies = (geom.channels * geom.dies_per_channel) as usize;
+        let program_slots = ftl.slots_per_die_program();
+        Ok(Ssd {
+            ftl,
+            cache: WriteCache::new(c.cache.capacity_bytes),
+            dies: vec![Die::default(); dies],
+            channels: vec![Channel::default(); geom.channels as usize],
+            geom,
+            ops: Vec::new(),
+            free_ops: Vec::new(),
+            lpn_pool: Vec::new(),
+            gc: vec![GcState::default(); dies],
+            gc_cfg: c.gc.clone(),
+            policy: c.die_scheduler,
+            read_ns: n.read_ns,
+            program_ns: n.program_ns,
+            erase_ns: n.erase_ns,
+            channel_bw: n.channel_bytes_per_s,
+            unit_bytes: c.mapping_unit_bytes as u64,
+            program_slots,
+            logical_pages,
+            next_die: 0,
+            seq: 0,
+            verify,
+            verify_failures: 0,
+            verify_checks: 0,
+            gc_victims: 0,
+            gc_pages_copied: 0,
+            erases: 0,
+            user_pages_programmed: 0,
+            unmapped_reads: 0,
+            scratch: Vec::new(),
+        })
+    }
+
+    fn new_op(&mut self, kind: OpKind, die: u32, pages: u32, bytes: u64, tag: u32) -> u32 {
+        self.seq += 1;
+        let lpns = self.lpn_pool.pop().unwrap_or_default();
+        let op = FlashOp {
+            kind,
+            die,
+            pages,
+            bytes,
+            tag,
+            lpns,
+            seq: self.seq,
+        };
+        if let Some(i) = self.free_ops.pop() {
+            self.ops[i as usize] = Some(op);
+            i
+        } else {
+            self.ops.push(Some(op));
+            (self.ops.len() - 1) as u32
+        }
+    }
+
+    /// Take op `id` out of the table; the caller hands its `lpns` back with `recycle`.
+    fn free_op(&mut self, id: u32) -> FlashOp {
+        let op = self.ops[id as usize].take().expect("flash op freed twice");
+        self.free_ops.push(id);
+        op
+    }
+
+    fn recycle(&mut self, mut lpns: Vec<u32>) {
+        lpns.clear();
+        self.lpn_pool.push(lpns);
+    }
+
+    fn gc_urgent(&self, die: u32) -> bool {
+        self.ftl.free_blocks(die) <= self.gc_cfg.urgent_free_blocks
+    }
+
+    /// Start the next operation on `die` if it is idle.
+    fn kick_die(&mut self, now: Ns, die: u32, q: &mut EventQueue<Event>) {
+        let d = die as usize;
+        if self.dies[d].busy {
+            return;
+        }
+        let urgent = self.gc_urgent(die);
+        // A user program cannot start on a die with no room outside the GC reserve.
+        let Some(op_id) = self.dies[d].pick(self.policy, urgent, &self.ops) else {
+            return;
+        };
+        let (kind, pages, bytes) = {
+            let op = self.ops[op_id as usize].as_ref().unwrap();
+            (op.kind, op.pages, op.bytes)
+        };
+        let ch = self.ftl.channel_of_die(die) as usize;
+        let planes = self.geom.planes_per_die.max(1);
+        let die_state = &mut self.dies[d];
+        die_state.busy = true;
+        die_state.current = Some(op_id);
+        die_state.op_started = now;
+        die_state.ops += 1;
+        match kind {
+            OpKind::UserRead => {
+                // Pages on different planes are read in one multi-plane read.
+                let t = self.read_ns * pages.div_ceil(planes) as u64;
+                q.schedule(now + t, Event::DieArrayDone { die });
+            }
+            OpKind::GcRead => {
+                // A victim block lies in one plane: its pages are read one by one.
+                let t = self.read_ns * pages as u64;
+                q.schedule(now + t, Event::DieArrayDone { die });
+            }
+            OpKind::UserProgram | OpKind::GcProgram => {
+                let (_, xfer_end) = self.channels[ch].bus.serve(now, transfer_ns(bytes, self.channel_bw));
+                self.channels[ch].bytes += bytes;
+                q.schedule(xfer_end + self.program_ns, Event::DieOpDone { die });
+            }
+            OpKind::Erase => {
+                q.schedule(now + self.erase_ns, Event::DieOpDone { die });
+            }
+        }
+    }
+
+    /// Array read finished: move the data out over the channel.
+    pub fn on_array_done(&mut self, now: Ns, die: u32, q: &mut EventQueue<Event>) {
+        let op_id = self.dies[die as usize].current.expect("array done on an idle die");
+        let bytes = self.ops[op_id as usize].as_ref().unwrap().bytes;
+        let ch = self.ftl.channel_of_die(die) as usize;
+        let (_, end) = self.channels[ch].bus.serve(now, transfer_ns(bytes, self.channel_bw));
+        self.channels[ch].bytes += bytes;
+        q.schedule(end, Event::DieOpDone { die });
+    }
+
+    /// The die's current operation finished.
+    pub fn on_op_done(&mut self, now: Ns, die: u32, q: &mut EventQueue<Event>, out: &mut SsdOutput) {
+        let d = die as usize;
+        let op_id = self.dies[d].current.take().expect("op done on an idle die");
+        self.dies[d].busy = false;
+        self.dies[d].busy_ns += now - self.dies[d].op_started;
+        let op = self.free_op(op_id);
+        match op.kind {
+            OpKind::UserRead => {
+                out.reads_done.push(op.tag);
+                self.recycle(op.lpns);
+            }
+            OpKind::UserProgram => {
+                for &l in &op.lpns {
+                    self.cache.release(l, self.unit_bytes);
+                }
+                self.recycle(op.lpns);
+                out.cache_freed = true;
+                self.flush(now, q);
+            }
+            OpKind::GcRead => {
+                // Data is in the controller: program it to the die's GC block.
+                let n = op.lpns.len() as u32;
+                let bytes = n as u64 * self.unit_bytes;
+                let pid = self.new_op(OpKind::GcProgram, die, 0, bytes, op.tag);
+                let mut l = std::mem::take(&mut self.ops[pid as usize].as_mut().unwrap().lpns);
+                l.extend_from_slice(&op.lpns);
+                self.ops[pid as usize].as_mut().unwrap().lpns = l;
+                self.dies[d].gc.push_front(pid);
+                self.recycle(op.lpns);
+            }
+            OpKind::GcProgram => {
+                let moved = self.ftl.gc_move(die, &op.lpns, op.tag);
+                self.gc_pages_copied += moved as u64;
+                self.gc[d].in_flight = false;
+                self.gc_step(now, die);
+                self.recycle(op.lpns);
+            }
+            OpKind::Erase => {
+                self.recycle(op.lpns);
+                self.ftl.erase(op.tag);
+                self.erases += 1;
+                self.gc[d].in_flight = false;
+                self.gc[d].victim = None;
+                self.gc_step(now, die);
+                self.flush(now, q);
+            }
+        }
+        self.kick_die(now, die, q);
+    }
+
+    /// Plan a user read of `lpns` for command `cmd`.
+    pub fn read(&mut self, now: Ns, cmd: u32, first_lpn: u64, count: u32, q: &mut EventQueue<Event>) -> ReadPlan {
+        let mut parts = 0;
+        self.scratch.clear();
+        for i in 0..count as u64 {
+            let lpn = (first_lpn + i) as u32;
+            if self.cache.contains(lpn) {
+                self.cache.hits += 1;
+                continue;
+            }
+            let Some(ppn) = self.ftl.lookup(lpn) else {
+                // Never written (deallocated): the controller returns zeroes without touching NAND.
+                self.unmapped_reads += 1;
+                continue;
+            };
+            if self.verify {
+                self.verify_checks += 1;
+                if self.ftl.check_read(lpn).is_err() {
+                    self.verify_failures += 1;
+                }
+            }
+            let die = self.ftl.die_of(ppn);
+            let page = ppn / self.geom.slots_per_page;
+            // Units of one I/O that share a flash page are read once.
+            match self.scratch.iter_mut().find(|(d, _, _)| *d == die) {
+                Some((_, last_page, units)) => {
+                    *units += 1;
+                    *last_page = page;
+                }
+                None => self.scratch.push((die, page, 1)),
+            }
+        }
+        let spp = self.geom.slots_per_page.max(1);
+        let plan: Vec<(u32, u32, u32)> = std::mem::take(&mut self.scratch);
+        for &(die, _, units) in &plan {
+            let pages = units.div_ceil(spp);
+            let id = self.new_op(OpKind::UserRead, die, pages, units as u64 * self.unit_bytes, cmd);
+            self.dies[die as usize].reads.push_back(id);
+            parts += 1;
+            self.kick_die(now, die, q);
+        }
+        self.scratch = plan;
+        if parts == 0 {
+            ReadPlan::Immediate
+        } else {
+            ReadPlan::Flash(parts)
+        }
+    }
+
+    /// Write data for `count` logical pages from `first_lpn` arrived in the buffer
+    /// (room was reserved with `cache.reserve`).
+    pub fn write_arrived(&mut self, now: Ns, first_lpn: u64, count: u32, q: &mut EventQueue<Event>) {
+        for i in 0..count as u64 {
+            let lpn = (first_lpn + i) as u32;
+            if self.verify {
+                self.ftl.note_host_write(lpn);
+            }
+            self.cache.insert(lpn);
+        }
+        self.flush(now, q);
+    }
+
+    /// Move staged pages to dies in program units, striping over dies in
+    /// index order (which the FTL numbers channel-first).
+    fn flush(&mut self, now: Ns, q: &mut EventQueue<Event>) {
+        let ndies = self.dies.len() as u32;
+        while self.cache.staged.len() >= self.program_slots as usize {
+            let mut chosen = None;
+            for k in 0..ndies {
+                let die = (self.next_die + k) % ndies;
+                if self.dies[die as usize].writes.len() < MAX_QUEUED_PROGRAMS && self.ftl.can_write_user(die) {
+                    chosen = Some(die);
+                    break;
+                }
+            }
+            let Some(die) = chosen else { return };
+            self.next_die = (die + 1) % ndies;
+            let n = self.program_slots as usize;
+            let id = self.new_op(OpKind::UserProgram, die, 0, n as u64 * self.unit_bytes, 0);
+            let mut lpns = std::mem::take(&mut self.ops[id as usize].as_mut().unwrap().lpns);
+            lpns.extend(self.cache.staged.drain(..n));
+            // Mapping at dispatch keeps the FTL in host write order even when
+            // programs on different dies finish out of order.
+            self.ftl.write_user(die, &lpns);
+            self.user_pages_programmed += n as u64;
+            self.ops[id as usize].as_mut().unwrap().lpns = lpns;
+            self.dies[die as usize].writes.push_back(id);
+            self.maybe_start_gc(die);
+            self.gc_step(now, die);
+            self.kick_die(now, die, q);
+        }
+    }
+
+    fn maybe_start_gc(&mut self, die: u32) {
+        if !self.gc[die as usize].active && self.ftl.free_blocks(die) <= self.gc_cfg.start_free_blocks {
+            self.gc[die as usize].active = true;
+        }
+    }
+
+    /// Queue the die's next GC operation, if GC is on and none is queued.
+    fn gc_step(&mut self, _now: Ns, die: u32) {
+        let d = die as usize;
+        if !self.gc[d].active || self.gc[d].in_flight {
+            return;
+        }
+        if self.gc[d].victim.is_none() {
+            if self.ftl.free_blocks(die) >= self.gc_cfg.stop_free_blocks {
+                self.gc[d].active = false;
+                return;
+            }
+            let Some(v) = self.ftl.gc_pick_victim(die) else {
+                self.gc[d].active = false;
+                return;
+            };
+            self.gc_victims += 1;
+            let mut lpns = std::mem::take(&mut self.gc[d].lpns);
+            lpns.clear();
+            self.ftl.gc_valid_lpns(v, &mut lpns);
+            self.gc[d].lpns = lpns;
+            self.gc[d].cursor = 0;
+            self.gc[d].victim = Some(v);
+        }
+        let victim = self.gc[d].victim.unwrap();
+        let (cursor, len) = (self.gc[d].cursor, self.gc[d].lpns.len());
+        self.gc[d].in_flight = true;
+        if cursor < len {
+            let n = (len - cursor).min(self.program_slots as usize);
+            // Distinct flash pages among the slots to copy.
+            let spp = self.geom.slots_per_page;
+            let mut pages = 0u32;
+            let mut last_page = u32::MAX;
+            for &l in &self.gc[d].lpns[cursor..cursor + n] {
+                if let Some(p) = self.ftl.lookup(l) {
+                    if p / spp != last_page {
+                        pages += 1;
+                        last_page = p / spp;
+                    }
+                }
+            }
+            let id = self.new_op(OpKind::GcRead, die, pages.max(1), n as u64 * self.unit_bytes, victim);
+            let mut l = std::mem::take(&mut self.ops[id as usize].as_mut().unwrap().lpns);
+            l.extend_from_slice(&self.gc[d].lpns[cursor..cursor + n]);
+            self.ops[id as usize].as_mut().unwrap().lpns = l;
+            self.gc[d].cursor += n;
+            self.dies[d].gc.push_back(id);
+        } else {
+            let id = self.new_op(OpKind::Erase, die, 0, 0, victim);
+            self.dies[d].gc.push_back(id);
+        }
+    }
+
+    /// Start work GC queued on every die (after preconditioning, say).
+    pub fn kick_all(&mut self, now: Ns, q: &mut EventQueue<Event>) {
+        for die in 0..self.dies.len() as u32 {
+            self.maybe_start_gc(die);
+            self.gc_step(now, die);
+            self.kick_die(now, die, q);
+        }
+    }
+
+    /// GC step scheduling needs the event queue to start the die: called by the
+    /// machine after `on_op_done` for GC ops (kick_die covers it).
+    pub fn write_amplification(&self) -> f64 {
+        if self.user_pages_programmed == 0 {
+            return 1.0;
+        }
+        (self.user_pages_programmed + self.gc_pages_copied) as f64 / self.user_pages_programmed as f64
+    }
+}

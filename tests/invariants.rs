@@ -1,0 +1,130 @@
+//! Physics and invariants of the whole stack: every I/O completes once,
+//! verify reads back the last write through GC, determinism, monotone
+//! effects, and write amplification with and without GC.
+
+use nvmesim::config::{self, MachineConfig};
+use nvmesim::machine::{self, Machine, Precondition, RunOptions};
+use nvmesim::workload::fio;
+
+fn tiny() -> MachineConfig {
+    let p = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny-ssd.toml");
+    let text = std::fs::read_to_string(p).unwrap();
+    config::load_machine(Some((p, &text)), None, None).unwrap()
+}
+
+fn machine(cfg: MachineConfig, job: &str, pre: Precondition, seed: u64) -> (Machine, fio::FioJobFile) {
+    let jobs = fio::parse_str(job, "test.fio").unwrap();
+    let opts = RunOptions {
+        seed,
+        precondition: pre,
+        ..RunOptions::default()
+    };
+    (Machine::new(cfg, &jobs, &opts).unwrap(), jobs)
+}
+
+#[test]
+fn every_io_completes_exactly_once() {
+    // time_based keeps jobs going past one pass over the namespace; number_ios stops them.
+    let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=60\n[a]\nrw=randrw\nrwmixread=60\nbssplit=4k/50:16k/30:64k/20\niodepth=64\nnumber_ios=20000\nnumjobs=3\n[b]\nrw=read\nbs=128k\nioengine=psync\nnumber_ios=3000\n";
+    let (mut m, jobs) = machine(tiny(), job, Precondition::SteadyState, 1);
+    m.run(&jobs, &mut |_, _| {});
+    let mut total = 0;
+    for t in &m.threads {
+        assert_eq!(t.ios_submitted, t.ios_completed, "thread {} of job {}", t.clone, t.job);
+        total += t.ios_completed;
+    }
+    assert_eq!(total, 3 * 20000 + 3000);
+    assert_eq!(m.ios_completed, total);
+    assert_eq!(m.outstanding_requests(), 0, "requests left in flight");
+}
+
+#[test]
+fn verify_reads_back_last_write_through_many_gc_cycles() {
+    // ~1.5 GiB of 4 KiB random writes over a 192 MiB namespace: many GC cycles per die.
+    let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=600\nverify=crc32c\nbs=4k\n[w]\nrw=randrw\nrwmixread=30\niodepth=32\nnumber_ios=400000\nnumjobs=2\n";
+    let (mut m, jobs) = machine(tiny(), job, Precondition::SteadyState, 3);
+    m.run(&jobs, &mut |_, _| {});
+    let ssd = m.ssd.as_ref().unwrap();
+    assert!(ssd.gc_victims > 1000, "only {} GC victims", ssd.gc_victims);
+    assert!(ssd.verify_checks > 100_000, "only {} checked reads", ssd.verify_checks);
+    assert_eq!(ssd.verify_failures, 0);
+}
+
+fn json_without_timestamps(cfg: MachineConfig, job: &str, seed: u64) -> String {
+    let jobs = fio::parse_str(job, "test.fio").unwrap();
+    let opts = RunOptions {
+        seed,
+        ..RunOptions::default()
+    };
+    let out = machine::run(cfg, &jobs, &opts, &mut |_, _| {}).unwrap();
+    let mut s = String::new();
+    nvmesim::report::fio_json::write_json(&mut s, &out.report, true);
+    s.lines()
+        .filter(|l| !l.contains("\"timestamp") && !l.trim_start().starts_with("\"time\""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn same_seed_gives_identical_json_and_another_seed_does_not() {
+    let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=50ms\n[m]\nrw=randrw\nbs=4k\niodepth=16\nnumjobs=2\n";
+    let a = json_without_timestamps(tiny(), job, 11);
+    let b = json_without_timestamps(tiny(), job, 11);
+    let c = json_without_timestamps(tiny(), job, 12);
+    assert!(a.len() > 1000);
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
+
+fn read_iops(cfg: &MachineConfig, depth: u32, jobs_n: u32) -> f64 {
+    let job = format!(
+        "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=100ms\nramp_time=10ms\n[r]\nrw=randread\nbs=4k\niodepth={depth}\nnumjobs={jobs_n}\ngroup_reporting=1\n"
+    );
+    let jobs = fio::parse_str(&job, "t.fio").unwrap();
+    let out = machine::run(cfg.clone(), &jobs, &RunOptions::default(), &mut |_, _| {}).unwrap();
+    let mut s = String::new();
+    nvmesim::report::fio_json::write_json(&mut s, &out.report, false);
+    let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+    v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["read"]["iops"].as_f64().unwrap())
+        .sum()
+}
+
+#[test]
+fn more_depth_or_jobs_never_lowers_throughput() {
+    let cfg = config::load_machine(None, None, Some("intel-750-400g")).unwrap();
+    let mut prev = 0.0;
+    for d in [1, 2, 4, 8, 16, 32] {
+        let iops = read_iops(&cfg, d, 1);
+        assert!(iops >= prev * 0.99, "QD{d}: {iops:.0} IOPS < {prev:.0}");
+        prev = iops;
+    }
+    let mut prev = 0.0;
+    for n in [1, 2, 4] {
+        let iops = read_iops(&cfg, 4, n);
+        assert!(iops >= prev * 0.99, "{n} jobs: {iops:.0} IOPS < {prev:.0}");
+        prev = iops;
+    }
+}
+
+#[test]
+fn write_amplification_is_one_without_gc_and_above_one_with_it() {
+    // A fresh drive absorbs 64 MiB of random writes with no GC at all.
+    let job =
+        "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\nbs=4k\n[w]\nrw=randwrite\niodepth=16\nsize=64M\n";
+    let (mut m, jobs) = machine(tiny(), job, Precondition::None, 5);
+    m.run(&jobs, &mut |_, _| {});
+    let ssd = m.ssd.as_ref().unwrap();
+    assert_eq!(ssd.gc_victims, 0);
+    assert_eq!(ssd.write_amplification(), 1.0);
+    // From steady state, random writes make GC copy valid pages.
+    let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=600\nbs=4k\n[w]\nrw=randwrite\niodepth=16\nnumber_ios=100000\n";
+    let (mut m, jobs) = machine(tiny(), job, Precondition::SteadyState, 5);
+    m.run(&jobs, &mut |_, _| {});
+    let ssd = m.ssd.as_ref().unwrap();
+    assert!(ssd.gc_victims > 0);
+    assert!(ssd.write_amplification() > 1.2, "WA {}", ssd.write_amplification());
+}
