@@ -443,6 +443,7 @@ impl Machine {
                 }
                 Event::SqDoorbell { sq, n } => {
                     self.ctrl.sqs[sq as usize].doorbelled += n as u64;
+                    self.ctrl.doorbelled_total += n as u64;
                     self.kick_fetch(now);
                 }
                 Event::FetchEngine => {
@@ -572,6 +573,9 @@ impl Machine {
             }
             th.pending_booked = false;
             th.since_think += 1;
+            if let Some(ssd) = &self.ssd {
+                ssd.ftl.prefetch((io.offset / self.unit_bytes) as u32);
+            }
             let issue = cur;
             cur += c.app_per_io_ns;
             th.usr_ns += c.app_per_io_ns;

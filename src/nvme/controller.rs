@@ -85,6 +85,8 @@ pub struct Controller {
     pub link: PcieLink,
     pub commands: u64,
     pub slot_stalls: u64,
+    /// Doorbelled, unfetched entries over all SQs (lets arbitration return at once when there are none).
+    pub doorbelled_total: u64,
 }
 
 impl Controller {
@@ -103,6 +105,7 @@ impl Controller {
             link,
             commands: 0,
             slot_stalls: 0,
+            doorbelled_total: 0,
         }
     }
 
@@ -111,6 +114,9 @@ impl Controller {
     /// commands to fetch, bounded by the burst and the free slots, and
     /// reserves the slots.
     pub fn arbitrate(&mut self) -> Option<(u32, u32)> {
+        if self.doorbelled_total == 0 {
+            return None;
+        }
         if self.slots_free == 0 {
             self.slot_stalls += 1;
             return None;
@@ -133,6 +139,7 @@ impl Controller {
     pub fn fetch(&mut self, now: Ns, sq: u32, n: u32) -> (Ns, Ns) {
         let s = &mut self.sqs[sq as usize];
         s.doorbelled -= n as u64;
+        self.doorbelled_total -= n as u64;
         let arrive = self.link.device_read(now, n as u64 * SQE_BYTES);
         // The engine is busy for the request issue + SQE payload; the round
         // trip itself is pipelined (several fetches may be outstanding).
