@@ -50,6 +50,28 @@ fn verify_reads_back_last_write_through_many_gc_cycles() {
     assert_eq!(ssd.verify_failures, 0);
 }
 
+const TRIMS: u64 = 3000;
+
+#[test]
+fn trims_unmap_and_verify_still_holds() {
+    // Writers, trimmers and readers over the same LBAs, long enough for GC:
+    // trimmed pages read as never written (no NAND access), and every read
+    // still sees the last write (or the deallocation) through GC.
+    let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=600\nverify=crc32c\nbs=4k\niodepth=16\n[w]\nrw=randwrite\nnumber_ios=150000\n[t]\nrw=randtrim\nbs=16k\nnumber_ios=3000\n[r]\nrw=randread\nnumber_ios=100000\n";
+    let (mut m, jobs) = machine(tiny(), job, Precondition::SteadyState, 5);
+    m.run(&jobs, &mut |_, _| {});
+    let ssd = m.ssd.as_ref().unwrap();
+    assert_eq!(ssd.trimmed_units, TRIMS * 4);
+    assert!(
+        ssd.unmapped_reads > 500,
+        "only {} reads of trimmed pages",
+        ssd.unmapped_reads
+    );
+    assert!(ssd.gc_victims > 100, "only {} GC victims", ssd.gc_victims);
+    assert_eq!(ssd.verify_failures, 0);
+    ssd.ftl.check_invariants().unwrap();
+}
+
 fn json_without_timestamps(cfg: MachineConfig, job: &str, seed: u64) -> String {
     let jobs = fio::parse_str(job, "test.fio").unwrap();
     let opts = RunOptions {

@@ -817,7 +817,16 @@ impl Machine {
                 let t = self.ctrl.link.device_read(now, io.len as u64);
                 self.q.schedule(t, Event::WriteDataIn { cmd });
             }
-            Ddir::Trim => self.post_cqe(now, cmd),
+            Ddir::Trim => {
+                // Only mapping units the range covers entirely are deallocated
+                // (a partial unit keeps its data, as Deallocate is advisory).
+                let lo = io.offset.div_ceil(ub);
+                let hi = (io.offset + io.len as u64) / ub;
+                if hi > lo {
+                    ssd.trim(lo, (hi - lo) as u32);
+                }
+                self.post_cqe(now, cmd);
+            }
         }
         true
     }

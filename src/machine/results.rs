@@ -49,6 +49,10 @@ pub fn run(
             error: 0,
             group_reporting: spec.group_reporting,
             iodepth: spec.iodepth.max(1),
+            bs_range: std::array::from_fn(|d| {
+                let sizes = spec.bs[d].iter().map(|&(b, _)| b as u64);
+                (sizes.clone().min().unwrap_or(4096), sizes.max().unwrap_or(4096))
+            }),
             elapsed_s: end.div_ceil(NS_PER_SEC),
             stats: th.stats,
         });
@@ -118,6 +122,7 @@ fn extras(m: &Machine, end: Ns) -> Value {
         };
         let obj = device.as_object_mut().unwrap();
         obj.insert("gc_runs".into(), json!(ssd.gc_victims));
+        obj.insert("trimmed_units".into(), json!(ssd.trimmed_units));
         obj.insert("gc_pages_copied".into(), json!(ssd.gc_pages_copied));
         obj.insert("erases".into(), json!(ssd.erases));
         obj.insert("user_pages_programmed".into(), json!(ssd.user_pages_programmed));

@@ -25,6 +25,8 @@ pub struct JobResult {
     pub error: i32,
     pub group_reporting: bool,
     pub iodepth: u32,
+    /// Smallest and largest block size per direction (read, write, trim), for the header line.
+    pub bs_range: [(u64, u64); 3],
     pub elapsed_s: u64,
     pub stats: JobStats,
 }

@@ -11,58 +11,60 @@ use std::fmt::Write;
 
 const DIRS: [&str; 3] = ["read", "write", "trim"];
 
-/// fio's num2str for rates: 3 significant figures with k/M/G (base 1000 for IOPS).
+/// fio's `num2str` (lib/num2str.c) with base 1: divide by 1000 (or 1024 when
+/// `pow2`) until at most `maxlen` digits remain; print one or more decimals
+/// when there is room, else round up on a carry. `unit` follows the prefix
+/// ("B" gives "KiB"/"kB", "" gives "k"). fio passes `sig_figs` = 4 as maxlen.
+pub fn num2str(mut num: u64, maxlen: usize, pow2: bool, unit: &str) -> String {
+    let si = ["", "k", "M", "G", "T", "P"];
+    let iec = ["", "Ki", "Mi", "Gi", "Ti", "Pi"];
+    let prefixes = if pow2 { iec } else { si };
+    let thousand: u64 = if pow2 { 1024 } else { 1000 };
+    let mut post = 0;
+    let mut modulo: Option<u64> = None;
+    let mut carry = false;
+    while post < prefixes.len() {
+        if num.to_string().len() <= maxlen {
+            break;
+        }
+        let m = num % thousand;
+        num /= thousand;
+        carry = m >= thousand / 2;
+        modulo = Some(m);
+        post += 1;
+    }
+    let post = if post >= prefixes.len() { 0 } else { post };
+    let Some(m) = modulo else {
+        return format!("{num}{}{unit}", prefixes[post]);
+    };
+    let digits = num.to_string().len();
+    if maxlen as i64 - digits as i64 <= 1 {
+        if carry {
+            num += 1;
+        }
+        return format!("{num}{}{unit}", prefixes[post]);
+    }
+    let decimals = maxlen - digits - 1;
+    let frac = format!("{:.*}", decimals, m as f64 / thousand as f64);
+    if frac.starts_with('1') {
+        num += 1;
+    }
+    format!("{num}.{}{}{unit}", &frac[2..], prefixes[post])
+}
+
+/// IOPS as fio prints them: integer rate, 4 significant figures, base 1000.
 fn si(v: f64) -> String {
-    let units = ["", "k", "M", "G", "T"];
-    let mut x = v;
-    let mut i = 0;
-    while x >= 1000.0 && i < units.len() - 1 {
-        x /= 1000.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{}", x.round() as u64)
-    } else if x >= 100.0 {
-        format!("{:.0}{}", x, units[i])
-    } else if x >= 10.0 {
-        format!("{:.1}{}", x, units[i])
-    } else {
-        format!("{:.2}{}", x, units[i])
-    }
+    num2str(v as u64, 4, false, "")
 }
 
 /// Bytes (per second, or total) in binary units: "222MiB", "3584KiB".
 fn bin_bytes(v: f64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut x = v;
-    let mut i = 0;
-    while x >= 1024.0 * 10.0 && i < units.len() - 1 {
-        x /= 1024.0;
-        i += 1;
-    }
-    if x >= 1024.0 && i < units.len() - 1 {
-        x /= 1024.0;
-        i += 1;
-        return format!("{x:.1}{}", units[i]);
-    }
-    format!("{}{}", x.round() as u64, units[i])
+    num2str(v as u64, 4, true, "B")
 }
 
 /// Bytes in decimal units: "233MB".
 fn dec_bytes(v: f64) -> String {
-    let units = ["B", "kB", "MB", "GB", "TB"];
-    let mut x = v;
-    let mut i = 0;
-    while x >= 1000.0 * 10.0 && i < units.len() - 1 {
-        x /= 1000.0;
-        i += 1;
-    }
-    if x >= 1000.0 && i < units.len() - 1 {
-        x /= 1000.0;
-        i += 1;
-        return format!("{x:.1}{}", units[i]);
-    }
-    format!("{}{}", x.round() as u64, units[i])
+    num2str(v as u64, 4, false, "B")
 }
 
 /// Unit for a latency line, chosen from its maximum like fio (nsec/usec/msec).
@@ -237,11 +239,21 @@ pub fn write_normal_header(out: &mut String, run: &RunReport) {
         };
         let rw = opt("rw").unwrap_or_else(|| "read".into());
         let engine = opt("ioengine").unwrap_or_else(|| "psync".into());
-        let bs = opt("bs").unwrap_or_else(|| "4k".into());
+        let r = |d: usize| {
+            let (lo, hi) = j.bs_range[d];
+            format!("{}-{}", num2str(lo, 4, true, "B"), num2str(hi, 4, true, "B"))
+        };
         let _ = writeln!(
             out,
-            "{}: (g={}): rw={}, bs=(R) {bs}-{bs}, (W) {bs}-{bs}, (T) {bs}-{bs}, ioengine={}, iodepth={}",
-            j.name, j.groupid, rw, engine, j.iodepth
+            "{}: (g={}): rw={}, bs=(R) {}, (W) {}, (T) {}, ioengine={}, iodepth={}",
+            j.name,
+            j.groupid,
+            rw,
+            r(0),
+            r(1),
+            r(2),
+            engine,
+            j.iodepth
         );
     }
     let _ = writeln!(out, "{}", run.fio_version);
@@ -387,7 +399,13 @@ mod tests {
     fn units_scale_like_fio() {
         assert_eq!(si(56807.7), "56.8k");
         assert_eq!(si(999.0), "999");
-        assert_eq!(si(1_234_567.0), "1.23M");
+        assert_eq!(si(1_234_567.0), "1235k");
+        assert_eq!(num2str(4096, 4, true, "B"), "4096B");
+        assert_eq!(num2str(16384, 4, true, "B"), "16.0KiB");
+        assert_eq!(num2str(131072, 4, true, "B"), "128KiB");
+        assert_eq!(num2str(1048576, 4, true, "B"), "1024KiB");
+        assert_eq!(num2str(10000, 4, true, "B"), "9.77KiB");
+        assert_eq!(num2str(512, 4, true, "B"), "512B");
         assert_eq!(bin_bytes(232684465.0), "222MiB");
         assert_eq!(dec_bytes(232684465.0), "233MB");
         assert_eq!(lat_unit(8_002_463), ("usec", 1e3));

@@ -84,4 +84,27 @@ impl WriteCache {
         }
         self.used -= unit_bytes;
     }
+
+    /// Deallocate `lpn`: its copies still waiting for a program are dropped
+    /// (with their room); copies already handed to a program stay until it
+    /// finishes (the map update for them was made at dispatch and the FTL
+    /// unmaps it). Returns the copies dropped. O(staged) when `lpn` has
+    /// copies, O(1) otherwise.
+    pub fn discard_staged(&mut self, lpn: u32, unit_bytes: u64) -> u32 {
+        if !self.contains(lpn) {
+            return 0;
+        }
+        let before = self.staged.len();
+        self.staged.retain(|&l| l != lpn);
+        let dropped = (before - self.staged.len()) as u32;
+        if dropped > 0 {
+            let c = self.copies.get_mut(&lpn).expect("staged lpn has copies");
+            *c -= dropped;
+            if *c == 0 {
+                self.copies.remove(&lpn);
+            }
+            self.used -= dropped as u64 * unit_bytes;
+        }
+        dropped
+    }
 }

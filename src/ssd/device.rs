@@ -68,6 +68,8 @@ pub struct Ssd {
     pub erases: u64,
     pub user_pages_programmed: u64,
     pub unmapped_reads: u64,
+    /// Mapping units deallocated by trims.
+    pub trimmed_units: u64,
     scratch: Vec<(u32, u32, u32)>,
 }
 
@@ -138,6 +140,7 @@ impl Ssd {
             erases: 0,
             user_pages_programmed: 0,
             unmapped_reads: 0,
+            trimmed_units: 0,
             scratch: Vec::new(),
         })
     }
@@ -330,6 +333,19 @@ impl Ssd {
             ReadPlan::Immediate
         } else {
             ReadPlan::Flash(parts)
+        }
+    }
+
+    /// Deallocate (NVMe Dataset Management) `count` logical pages from
+    /// `first_lpn`: unmap them in the FTL (their flash pages become invalid,
+    /// so GC need not copy them) and drop buffered data not yet programmed.
+    /// A map-only operation: no NAND time.
+    pub fn trim(&mut self, first_lpn: u64, count: u32) {
+        for i in 0..count as u64 {
+            let lpn = (first_lpn + i) as u32;
+            self.cache.discard_staged(lpn, self.unit_bytes);
+            self.ftl.trim(lpn);
+            self.trimmed_units += 1;
         }
     }
 
