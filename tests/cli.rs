@@ -9,7 +9,7 @@ fn nvmesim() -> Command {
 }
 
 fn bad_jobs() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fio-reference/bad-jobs")
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/fio-reference/bad-jobs")
 }
 
 #[test]

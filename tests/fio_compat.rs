@@ -1,4 +1,4 @@
-//! fio compatibility: every job file of ../shared/fio-reference/ runs through
+//! fio compatibility: every job file of tests/data/fio-reference/ runs through
 //! nvmesim, and the JSON it writes has every key real fio wrote for that job,
 //! at the same nesting, with the same types (int vs float as fio prints
 //! them). Run times are cut to 100 ms to keep the test fast; structure does
@@ -11,7 +11,7 @@ use nvmesim::workload::fio;
 use std::path::PathBuf;
 
 fn reference_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fio-reference")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/fio-reference")
 }
 
 /// Reference jobs that use fio options nvmesim does not implement yet, with

@@ -1,4 +1,4 @@
-//! The fio parser against real fio 3.33 material in `../shared/fio-reference/`:
+//! The fio parser against real fio 3.33 material in `tests/data/fio-reference/`:
 //! every reference job file that nvmesim accepts parses to the values fio
 //! used, with the option names/values/order fio echoed in its JSON, and every
 //! file in `bad-jobs/` is accepted or rejected as the table in
@@ -17,7 +17,7 @@ use serde_json::Value;
 const MIB: u64 = 1 << 20;
 
 fn reference_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fio-reference")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fio-reference")
 }
 
 fn parse_ref(name: &str) -> FioJobFile {
