@@ -191,11 +191,11 @@ pub struct WriteCacheConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GcConfig {
-    /// Start background GC on a plane when its free blocks drop to this.
+    /// Start GC on a die when its free blocks (summed over its planes) drop to this.
     pub start_free_blocks: u32,
-    /// Stop GC when free blocks climb back to this.
+    /// Stop GC on the die when its free blocks climb back to this.
     pub stop_free_blocks: u32,
-    /// Below this, GC takes priority over user writes on the die (foreground GC).
+    /// At or below this many free blocks on a die, its GC runs before user writes (foreground GC).
     pub urgent_free_blocks: u32,
 }
 

@@ -78,6 +78,9 @@ enum ThreadState {
     NotStarted,
     /// A ThreadRun event is scheduled.
     Scheduled,
+    /// A ThreadRun event is scheduled to wake the thread from a sleep
+    /// (it pays a context switch when it runs).
+    Waking,
     /// Sleeping in io_getevents / a sync syscall until a completion arrives.
     WaitingIo,
     /// Sleeping in blk_mq_get_tag.
@@ -482,7 +485,7 @@ impl Machine {
     /// A fio thread gets the CPU. Returns true when the thread has finished.
     fn thread_run(&mut self, now: Ns, t: u32) -> bool {
         let ti = t as usize;
-        let woke_from_sleep = matches!(self.threads[ti].state, ThreadState::WaitingIo | ThreadState::WaitingTag);
+        let woke_from_sleep = matches!(self.threads[ti].state, ThreadState::Waking);
         {
             let th = &mut self.threads[ti];
             th.placement
@@ -631,11 +634,16 @@ impl Machine {
         } else if th.inflight > 0 && (th.inflight >= th.depth || th.issuing_done || sleep_until.is_none()) {
             th.state = ThreadState::WaitingIo;
         } else if let Some(wake) = sleep_until {
-            th.state = ThreadState::Scheduled;
             let wake = if th.end_ns != Ns::MAX {
                 wake.min(th.end_ns)
             } else {
                 wake
+            };
+            // thinktime / rate waits sleep (fio's usec_sleep), so waking costs a switch.
+            th.state = if wake > cur {
+                ThreadState::Waking
+            } else {
+                ThreadState::Scheduled
             };
             self.q.schedule(wake.max(cur), Event::ThreadRun { thread: t });
         } else {
@@ -722,7 +730,7 @@ impl Machine {
             } else {
                 0
             };
-            th.state = ThreadState::Scheduled;
+            th.state = ThreadState::Waking;
             self.q.schedule(at + ipi, Event::ThreadRun { thread: t });
         }
     }
