@@ -150,3 +150,19 @@ fn write_amplification_is_one_without_gc_and_above_one_with_it() {
     assert!(ssd.gc_victims > 0);
     assert!(ssd.write_amplification() > 1.2, "WA {}", ssd.write_amplification());
 }
+
+#[test]
+fn a_sync_reader_sleeps_once_per_io() {
+    // psync at depth 1 on a drive that takes tens of microseconds per read:
+    // the thread blocks in every read and is woken by its completion.
+    let job = "[r]\nioengine=psync\nfilename=/dev/nvme0n1\nrw=randread\nbs=4k\nnumber_ios=2000\n";
+    let (mut m, jobs) = machine(tiny(), job, Precondition::SteadyState, 2);
+    m.run(&jobs, &mut |_, _| {});
+    let t = &m.threads[0];
+    assert_eq!(t.ios_completed, 2000);
+    assert!(
+        (1990..=2001).contains(&t.ctx),
+        "{} context switches for 2000 blocking reads",
+        t.ctx
+    );
+}
