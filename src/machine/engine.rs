@@ -767,8 +767,13 @@ impl Machine {
         if let Some((sq, n)) = self.ctrl.arbitrate() {
             let (engine_free, arrive) = self.ctrl.fetch(now, sq, n);
             self.q.schedule(arrive, Event::SqesArrived { sq, n });
-            self.ctrl.fetch_scheduled = true;
-            self.q.schedule(engine_free, Event::FetchEngine);
+            // Come back when the engine is free only if there is more to
+            // fetch; otherwise the next doorbell finds the engine busy (or
+            // free) by itself.
+            if self.ctrl.doorbelled_total > 0 {
+                self.ctrl.fetch_scheduled = true;
+                self.q.schedule(engine_free, Event::FetchEngine);
+            }
         }
     }
 
