@@ -207,14 +207,23 @@ fn other_reference_values() {
 }
 
 #[test]
-fn json_variants_uses_options_nvmesim_rejects() {
-    // unified_rw_reporting, continue_on_error and steadystate change fio's
-    // output and behaviour, so they are not ignorable; disk_util=0 is.
+fn json_variants_parses_with_fio_semantics() {
+    use nvmesim::workload::fio::UnifiedRw;
     let path = reference_dir().join("json-variants.fio");
-    let e = parse_file(&path).unwrap_err();
-    assert_eq!(e.option.as_deref(), Some("unified_rw_reporting"));
-    assert_eq!(e.line, line_of(&path, "unified_rw_reporting"));
-    assert!(e.message.contains("not supported by nvmesim"), "{e}");
+    let f = parse_file(&path).unwrap();
+    let j = &f.jobs[0];
+    assert_eq!(j.unified_rw, UnifiedRw::Both);
+    assert!(j.continue_on_error);
+    assert!(j.lat_percentiles);
+    assert!(!j.disk_util);
+    let ss = j.steadystate.expect("steadystate set");
+    assert!(ss.iops && ss.slope && ss.pct);
+    assert_eq!((ss.limit, ss.duration_s, ss.ramp_ns), (0.1, 2, 0));
+    let t = &f.jobs[1];
+    assert_eq!(t.ioengine, nvmesim::workload::fio::IoEngine::Null);
+    assert_eq!(t.groupid, 1);
+    assert_eq!(t.unified_rw, UnifiedRw::Split);
+    assert!(t.steadystate.is_none());
 }
 
 /// 1-based line of the last line that sets `option` (`option=...` or bare):

@@ -166,3 +166,26 @@ fn a_sync_reader_sleeps_once_per_io() {
         t.ctx
     );
 }
+
+#[test]
+fn steadystate_stops_a_steady_job_early_and_not_a_changing_one() {
+    // Random reads on a steady-state drive settle within a second; fio's
+    // iops deviation check over a 2 s window then ends the job long before
+    // its 30 s runtime. A job whose criterion cannot be met runs to the end.
+    let steady = "[r]\nioengine=libaio\nfilename=/dev/nvme0n1\nrw=randread\nbs=4k\niodepth=8\ntime_based=1\nruntime=30\nsteadystate=iops:5%\nsteadystate_duration=2\n";
+    let (mut m, jobs) = machine(tiny(), steady, Precondition::SteadyState, 4);
+    let end = m.run(&jobs, &mut |_, _| {});
+    let ss = &m.ss[0].ss;
+    assert!(ss.attained, "criterion {} never below 5%", ss.criterion);
+    assert!(end < 5_000_000_000, "ran {end} ns despite reaching steady state");
+    assert_eq!(ss.samples.len(), 2);
+
+    let never = steady.replace("iops:5%", "iops_slope:0%");
+    let (mut m, jobs) = machine(tiny(), &never, Precondition::SteadyState, 4);
+    let end = m.run(&jobs, &mut |_, _| {});
+    assert!(!m.ss[0].ss.attained);
+    assert!(
+        end >= 30_000_000_000,
+        "stopped at {end} ns without reaching the criterion"
+    );
+}

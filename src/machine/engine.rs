@@ -12,6 +12,7 @@ use crate::host::queue_map::{self, QueueMapTable};
 use crate::nvme::controller::Controller;
 use crate::nvme::pcie::{PcieLink, CQE_BYTES};
 use crate::report::stats::{JobStats, StatsConfig};
+use crate::report::steadystate::SteadyState;
 use crate::sim::{EventQueue, Ns, Rng, Slab};
 use crate::ssd::{ReadPlan, Ssd, SsdOutput};
 use crate::workload::fio::{FioJobFile, JobSpec};
@@ -102,6 +103,9 @@ struct Request {
     cqe_at: Ns,
 }
 
+/// fio 3.33 checks steady state every STEADYSTATE_MSEC = 1000 ms (steadystate.h).
+const SS_INTERVAL_NS: Ns = 1_000_000_000;
+
 pub struct Thread {
     pub job: usize,
     pub clone: u32,
@@ -135,7 +139,20 @@ pub struct Thread {
     pub finished_ns: Ns,
     pub ios_submitted: u64,
     pub ios_completed: u64,
+    /// Bytes of completed I/Os since the job started (ramp included).
+    pub bytes_completed: u64,
     pub region: (u64, u64),
+    /// ioengine=null: I/Os complete in the submitting call, no block layer or device.
+    null_engine: bool,
+}
+
+/// One steady-state check (fio `steadystate`): a job's thread, or all the
+/// threads of a reporting group with `group_reporting`.
+pub struct SsTracker {
+    pub members: Vec<u32>,
+    pub ss: SteadyState,
+    start_ns: Ns,
+    prev: Vec<(u64, u64)>,
 }
 
 pub struct Machine {
@@ -170,6 +187,7 @@ pub struct Machine {
     dev_busy_since: Ns,
     dev_busy_ns: Ns,
     expected_end: Ns,
+    pub ss: Vec<SsTracker>,
 }
 
 impl Machine {
@@ -241,6 +259,36 @@ impl Machine {
         if threads.is_empty() {
             return Err("no jobs to run".into());
         }
+        // Steady-state checks: per thread, or per reporting group (fio keeps
+        // the group's window in its last thread).
+        let mut ss: Vec<SsTracker> = Vec::new();
+        for (ti, th) in threads.iter().enumerate() {
+            let spec = &jobs.jobs[th.job];
+            let Some(sspec) = spec.steadystate else { continue };
+            if spec.group_reporting {
+                if let Some(t) = ss.iter_mut().find(|t| {
+                    t.members
+                        .first()
+                        .is_some_and(|&m| threads[m as usize].groupid == th.groupid)
+                }) {
+                    if t.ss.spec != sspec {
+                        return Err(format!(
+                            "job '{}': steadystate options must be the same within a reporting group (fio rejects this too)",
+                            spec.name
+                        ));
+                    }
+                    t.members.push(ti as u32);
+                    t.prev.push((0, 0));
+                    continue;
+                }
+            }
+            ss.push(SsTracker {
+                members: vec![ti as u32],
+                ss: SteadyState::new(sspec),
+                start_ns: 0,
+                prev: vec![(0, 0)],
+            });
+        }
         let link = PcieLink::new(&cfg.device.pcie);
         let ctrl = Controller::new(&cfg.device.nvme, nq, link);
         let mut qps = vec![QueuePair::default(); nq as usize];
@@ -289,6 +337,7 @@ impl Machine {
             dev_busy_since: 0,
             dev_busy_ns: 0,
             expected_end,
+            ss,
             cfg,
         })
     }
@@ -382,8 +431,43 @@ impl Machine {
             finished_ns: 0,
             ios_submitted: 0,
             ios_completed: 0,
+            bytes_completed: 0,
             region,
+            null_engine: spec.ioengine == crate::workload::fio::IoEngine::Null,
         })
+    }
+
+    /// fio's steadystate_check for one tracker, once a second: each member's
+    /// IOPS and bytes/s since the last check (integer, as fio), summed over
+    /// the group; recorded once the steady-state ramp is over; when the
+    /// criterion is met every member stops issuing (fio_mark_td_terminate).
+    fn steadystate_sample(&mut self, now: Ns, k: u32) {
+        let t = &mut self.ss[k as usize];
+        if t.ss.attained
+            || t.members
+                .iter()
+                .all(|&m| matches!(self.threads[m as usize].state, ThreadState::Done))
+        {
+            return;
+        }
+        let (mut iops, mut bw) = (0u64, 0u64);
+        let ms = SS_INTERVAL_NS / 1_000_000;
+        for (i, &m) in t.members.iter().enumerate() {
+            let th = &self.threads[m as usize];
+            let (pi, pb) = t.prev[i];
+            iops += 1000 * (th.ios_completed - pi) / ms;
+            bw += 1000 * (th.bytes_completed - pb) / ms;
+            t.prev[i] = (th.ios_completed, th.bytes_completed);
+        }
+        if now - t.start_ns >= t.ss.spec.ramp_ns + SS_INTERVAL_NS && t.ss.add(iops, bw) {
+            for &m in &t.members {
+                let th = &mut self.threads[m as usize];
+                th.end_ns = th.end_ns.min(now);
+            }
+            return;
+        }
+        self.q
+            .schedule(now + SS_INTERVAL_NS, Event::SteadyStateSample { tracker: k });
     }
 
     fn start_barrier(&mut self, now: Ns, jobs: &FioJobFile) {
@@ -409,6 +493,14 @@ impl Machine {
             }
             th.state = ThreadState::Scheduled;
             self.q.schedule(now, Event::ThreadRun { thread: t as u32 });
+        }
+        for k in 0..self.ss.len() {
+            let first = self.ss[k].members[0] as usize;
+            if self.threads[first].barrier == self.barrier_now {
+                self.ss[k].start_ns = now;
+                self.q
+                    .schedule(now + SS_INTERVAL_NS, Event::SteadyStateSample { tracker: k as u32 });
+            }
         }
         self.expected_end = self
             .threads
@@ -468,6 +560,7 @@ impl Machine {
                 }
                 Event::CqePost { cmd } => self.post_cqe(now, cmd),
                 Event::Irq { qp } => self.irq(now, qp),
+                Event::SteadyStateSample { tracker } => self.steadystate_sample(now, tracker),
             }
             tick = tick.wrapping_add(1);
             if tick & 0xFFFF == 0 {
@@ -520,7 +613,7 @@ impl Machine {
         // Reap everything that has completed.
         if !self.threads[ti].completed.is_empty() {
             let n = self.threads[ti].completed.len() as u64;
-            if !self.threads[ti].sync {
+            if !self.threads[ti].sync && !self.threads[ti].null_engine {
                 cur += c.reap_syscall_ns;
                 self.threads[ti].sys_ns += c.reap_syscall_ns;
             }
@@ -532,6 +625,7 @@ impl Machine {
                 let req = self.reqs.remove(r);
                 th.inflight -= 1;
                 th.ios_completed += 1;
+                th.bytes_completed += req.io.len as u64;
                 self.ios_completed += 1;
                 if th.stats_started {
                     th.stats
@@ -576,6 +670,32 @@ impl Machine {
             }
             th.pending_booked = false;
             th.since_think += 1;
+            if th.null_engine {
+                // fio's null engine: the I/O is done when queued; only the
+                // application's own per-I/O work is spent, no syscall.
+                let issue = cur;
+                cur += c.app_per_io_ns;
+                th.usr_ns += c.app_per_io_ns;
+                th.ios_submitted += 1;
+                let r = self.reqs.insert(Request {
+                    thread: t,
+                    io,
+                    issue_ns: issue,
+                    submit_ns: issue,
+                    hctx: 0,
+                    parts: 0,
+                    cqe_sq_head: 0,
+                    cqe_at: cur,
+                });
+                th.completed.push_back(r);
+                th.inflight += 1;
+                th.stats.record_iodepth(th.inflight);
+                th.stats.record_submit_batch(1);
+                if th.sync {
+                    break;
+                }
+                continue;
+            }
             if let Some(ssd) = &self.ssd {
                 ssd.ftl.prefetch((io.offset / self.unit_bytes) as u32);
             }

@@ -8,7 +8,7 @@ mod engine;
 mod files;
 mod results;
 
-pub use engine::{Machine, Precondition, RunOptions};
+pub use engine::{Machine, Precondition, RunOptions, SsTracker};
 pub use results::{run, RunOutput};
 
 /// Everything that can happen, dispatched by `match` in [`Machine::run`].
@@ -34,4 +34,6 @@ pub enum Event {
     CqePost { cmd: u32 },
     /// An MSI-X interrupt for queue pair `qp` reaches its CPU.
     Irq { qp: u32 },
+    /// A steady-state check (fio `steadystate`) of tracker `tracker` is due.
+    SteadyStateSample { tracker: u32 },
 }

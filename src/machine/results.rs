@@ -39,8 +39,12 @@ pub fn run(
         .as_ref()
         .map(|s| (s.verify_failures, s.verify_checks))
         .unwrap_or((0, 0));
-    for th in threads {
+    for (ti, th) in threads.into_iter().enumerate() {
         let spec = &jobs.jobs[th.job];
+        let steadystate =
+            m.ss.iter()
+                .find(|t| t.members.contains(&(ti as u32)))
+                .map(|t| t.ss.clone());
         results.push(JobResult {
             name: spec.name.clone(),
             groupid: th.groupid,
@@ -55,10 +59,14 @@ pub fn run(
             }),
             elapsed_s: end.div_ceil(NS_PER_SEC),
             stats: th.stats,
+            unified_rw: spec.unified_rw,
+            continue_on_error: spec.continue_on_error,
+            steadystate,
         });
     }
     let (r_ios, w_ios) = (m.dev_reads, m.dev_writes);
-    let disk_util = vec![DiskUtil {
+    let any_disk_util = jobs.jobs.iter().any(|j| j.disk_util);
+    let mut disk_util = vec![DiskUtil {
         name: "nvme0n1".into(),
         read_ios: r_ios,
         write_ios: w_ios,
@@ -69,6 +77,9 @@ pub fn run(
         in_queue_ms: 0,
         util: m.device_busy_fraction(end) * 100.0,
     }];
+    if !any_disk_util {
+        disk_util.clear();
+    }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();

@@ -5,7 +5,8 @@
 use super::hist::Hist;
 use super::json::J;
 use super::stats::{DirStats, JobStats, LatStat};
-use crate::workload::fio::DEFAULT_PERCENTILES;
+use super::steadystate::SteadyState;
+use crate::workload::fio::{UnifiedRw, DEFAULT_PERCENTILES};
 
 pub struct RunReport {
     pub fio_version: String,
@@ -29,6 +30,11 @@ pub struct JobResult {
     pub bs_range: [(u64, u64); 3],
     pub elapsed_s: u64,
     pub stats: JobStats,
+    pub unified_rw: UnifiedRw,
+    /// `continue_on_error` set: report total_err / first_error.
+    pub continue_on_error: bool,
+    /// The job's (or its group's) steady-state window and outcome.
+    pub steadystate: Option<SteadyState>,
 }
 
 pub struct DiskUtil {
@@ -276,13 +282,28 @@ fn job_obj(e: &Entry, agg: &[(u32, [f64; 3])], plus: bool) -> J {
     if !e.last.options.is_empty() {
         o.put("job options", options_obj(&e.last.options));
     }
-    for (i, name) in ["read", "write", "trim"].iter().enumerate() {
-        o.put(name, dir_obj(&s.dirs[i], s, runtime, g[i], plus));
+    let unified = e.last.unified_rw;
+    if unified == UnifiedRw::Mixed {
+        // stat.c: with "mixed" only the summed direction is written, as "mixed" (no sync).
+        o.put(
+            "mixed",
+            dir_obj(&DirStats::mixed(&s.dirs), s, runtime, g.iter().sum(), plus),
+        );
+    } else {
+        for (i, name) in ["read", "write", "trim"].iter().enumerate() {
+            o.put(name, dir_obj(&s.dirs[i], s, runtime, g[i], plus));
+        }
+        let mut sync = J::obj();
+        sync.put("total_ios", J::Int(0))
+            .put("lat_ns", lat_obj(&LatStat::default(), None, &[], false));
+        o.put("sync", sync);
+        if unified == UnifiedRw::Both {
+            o.put(
+                "mixed",
+                dir_obj(&DirStats::mixed(&s.dirs), s, runtime, g.iter().sum(), plus),
+            );
+        }
     }
-    let mut sync = J::obj();
-    sync.put("total_ios", J::Int(0))
-        .put("lat_ns", lat_obj(&LatStat::default(), None, &[], false));
-    o.put("sync", sync);
     let jr = e.job_runtime_ms;
     let cpu = |ns: u64| {
         if jr == 0 {
@@ -319,14 +340,53 @@ fn job_obj(e: &Entry, agg: &[(u32, [f64; 3])], plus: bool) -> J {
         )
         .put("latency_ns", pct_map(&lat_keys, &s.lat_ns, total_ios, 0.01))
         .put("latency_us", pct_map(&lat_keys, &s.lat_us, total_ios, 0.01))
-        .put("latency_ms", pct_map(&ms_keys, &s.lat_ms, total_ios, 0.01))
-        .put("latency_depth", J::int(e.last.iodepth as u64))
+        .put("latency_ms", pct_map(&ms_keys, &s.lat_ms, total_ios, 0.01));
+    if e.last.continue_on_error {
+        // nvmesim's I/Os do not fail: no errors, and errno 0 as the first.
+        o.put("total_err", J::Int(0)).put("first_error", J::Int(0));
+    }
+    o.put("latency_depth", J::int(e.last.iodepth as u64))
         .put("latency_target", J::Int(0))
         .put("latency_percentile", J::float(100.0))
         .put("latency_window", J::Int(0));
     if let Some(d) = &e.last.desc {
         o.put("desc", J::str(d));
     }
+    if let Some(ss) = &e.last.steadystate {
+        o.put("steadystate", steadystate_obj(ss));
+    }
+    o
+}
+
+/// The job's `steadystate` object (stat.c show_thread_status_json).
+fn steadystate_obj(ss: &SteadyState) -> J {
+    let sp = &ss.spec;
+    let pct = if sp.pct { "%" } else { "" };
+    let kind = format!(
+        "{}{}",
+        if sp.iops { "iops" } else { "bw" },
+        if sp.slope { "_slope" } else { "" }
+    );
+    // fio prints the limit and criterion through a float (%f of a (float) cast).
+    let mut o = J::obj();
+    o.put("ss", J::str(&format!("{kind}:{:.6}{pct}", sp.limit as f32)))
+        .put("duration", J::int(sp.duration_s))
+        .put("attained", J::int(ss.attained as u64))
+        .put("criterion", J::str(&format!("{:.6}{pct}", ss.criterion as f32)))
+        .put("max_deviation", J::float(ss.deviation))
+        .put("slope", J::float(ss.slope));
+    let (iops_mean, bw_mean) = ss.means();
+    let n = sp.duration_s as usize;
+    // A window not yet full shows its empty slots as 0, as fio's calloc'ed buffer.
+    let pad = n.saturating_sub(ss.samples.len());
+    let iops = ss.samples.iter().map(|s| s.0).chain(std::iter::repeat_n(0, pad));
+    let bw = ss.samples.iter().map(|s| s.1).chain(std::iter::repeat_n(0, pad));
+    let mut data = J::obj();
+    data.put("bw_mean", J::int(bw_mean))
+        .put("iops_mean", J::int(iops_mean))
+        .put("iops", J::Arr(iops.map(J::int).collect()))
+        .put("bw", J::Arr(bw.map(J::int).collect()));
+    o.put("data", data);
     o
 }
 

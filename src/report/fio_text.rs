@@ -4,8 +4,9 @@
 //! "Run status group" summaries. fio prints a pid per job; nvmesim has no
 //! processes and prints 1000 + the job's index so output stays deterministic.
 
-use super::fio_json::{ctime, entries, group_agg, Entry, RunReport};
+use super::fio_json::{ctime, entries, group_agg, RunReport};
 use super::stats::{DirStats, JobStats, LatStat};
+use crate::workload::fio::UnifiedRw;
 use crate::workload::fio::DEFAULT_PERCENTILES;
 use std::fmt::Write;
 
@@ -15,12 +16,22 @@ const DIRS: [&str; 3] = ["read", "write", "trim"];
 /// `pow2`) until at most `maxlen` digits remain; print one or more decimals
 /// when there is room, else round up on a carry. `unit` follows the prefix
 /// ("B" gives "KiB"/"kB", "" gives "k"). fio passes `sig_figs` = 4 as maxlen.
-pub fn num2str(mut num: u64, maxlen: usize, pow2: bool, unit: &str) -> String {
+pub fn num2str(num: u64, maxlen: usize, pow2: bool, unit: &str) -> String {
+    num2str_base(num, maxlen, 0, pow2, unit)
+}
+
+/// `num2str` with 4 significant figures for a number in units of
+/// 1000^`start` (1024^`start`): fio's `num2str(bw / 1024, 4, 1024, ...)`.
+fn num2str_from(num: u64, start: usize, pow2: bool, unit: &str) -> String {
+    num2str_base(num, 4, start, pow2, unit)
+}
+
+fn num2str_base(mut num: u64, maxlen: usize, start: usize, pow2: bool, unit: &str) -> String {
     let si = ["", "k", "M", "G", "T", "P"];
     let iec = ["", "Ki", "Mi", "Gi", "Ti", "Pi"];
     let prefixes = if pow2 { iec } else { si };
     let thousand: u64 = if pow2 { 1024 } else { 1000 };
-    let mut post = 0;
+    let mut post = start;
     let mut modulo: Option<u64> = None;
     let mut carry = false;
     while post < prefixes.len() {
@@ -130,9 +141,7 @@ fn percentiles(out: &mut String, name: &str, d: &DirStats, stats: &JobStats, lat
     }
 }
 
-fn ddir(out: &mut String, i: usize, e: &Entry, agg: f64) {
-    let s = &e.stats;
-    let d = &s.dirs[i];
+fn ddir(out: &mut String, name: &str, d: &DirStats, s: &JobStats, agg: f64) {
     if d.total_ios == 0 {
         return;
     }
@@ -142,7 +151,7 @@ fn ddir(out: &mut String, i: usize, e: &Entry, agg: f64) {
     let _ = writeln!(
         out,
         "  {}: IOPS={}, BW={}/s ({}/s)({}/{}msec)",
-        DIRS[i],
+        name,
         si(iops),
         bin_bytes(bw),
         dec_bytes(bw),
@@ -284,8 +293,16 @@ pub fn write_normal(out: &mut String, run: &RunReport) {
         if let Some(d) = &e.last.desc {
             let _ = writeln!(out, "  Description  : [{d}]");
         }
-        for (i, agg) in g.iter().enumerate() {
-            ddir(out, i, e, *agg);
+        match e.last.unified_rw {
+            UnifiedRw::Mixed => ddir(out, "mixed", &DirStats::mixed(&s.dirs), s, g.iter().sum()),
+            u => {
+                for (i, agg) in g.iter().enumerate() {
+                    ddir(out, DIRS[i], &s.dirs[i], s, *agg);
+                }
+                if u == UnifiedRw::Both {
+                    ddir(out, "mixed", &DirStats::mixed(&s.dirs), s, g.iter().sum());
+                }
+            }
         }
         let total: u64 = s.dirs.iter().map(|d| d.total_ios).sum();
         let keys = ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"];
@@ -326,11 +343,33 @@ pub fn write_normal(out: &mut String, run: &RunReport) {
             "     issued rwts: total={},{},{},0 short=0,0,0,0 dropped=0,0,0,0",
             s.dirs[0].total_ios, s.dirs[1].total_ios, s.dirs[2].total_ios
         );
+        if e.last.continue_on_error {
+            // strerror(0): nvmesim's I/Os do not fail.
+            let _ = writeln!(out, "     errors    : total=0, first_error=0/<Success>");
+        }
         let _ = writeln!(
             out,
-            "     latency   : target=0, window=0, percentile=100.00%, depth={}\n",
+            "     latency   : target=0, window=0, percentile=100.00%, depth={}",
             e.last.iodepth
         );
+        if let Some(ss) = &e.last.steadystate {
+            // stat.c show_ss_normal.
+            let (iops_mean, bw_mean) = ss.means();
+            let sp = &ss.spec;
+            let _ = writeln!(
+                out,
+                "  steadystate  : attained={}, bw={}/s ({}/s), iops={}, {}{}={:.3}{}",
+                if ss.attained { "yes" } else { "no" },
+                num2str_from(bw_mean / 1024, 1, true, "B"),
+                num2str_from(bw_mean / 1024, 1, false, "B"),
+                si(iops_mean as f64),
+                if sp.iops { "iops" } else { "bw" },
+                if sp.slope { " slope" } else { " mean dev" },
+                ss.criterion,
+                if sp.pct { "%" } else { "" }
+            );
+        }
+        let _ = writeln!(out);
     }
     for (gid, _) in &agg {
         let _ = writeln!(out, "Run status group {gid} (all jobs):");

@@ -8,3 +8,4 @@ pub mod json;
 pub mod logs;
 pub mod shape;
 pub mod stats;
+pub mod steadystate;

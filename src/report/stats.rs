@@ -107,6 +107,37 @@ pub struct DirStats {
     win_ios: u64,
 }
 
+impl DirStats {
+    /// All directions summed into one (fio's `unified_rw_reporting` "mixed"):
+    /// bytes and I/Os add up, latency statistics and histograms pool their
+    /// samples, and so do the bandwidth / IOPS samples.
+    pub fn mixed(dirs: &[DirStats]) -> DirStats {
+        let mut m = DirStats::default();
+        for d in dirs {
+            m.io_bytes += d.io_bytes;
+            m.total_ios += d.total_ios;
+            m.slat.merge(&d.slat);
+            m.clat.merge(&d.clat);
+            m.lat.merge(&d.lat);
+            m.slat_hist.merge(&d.slat_hist);
+            m.clat_hist.merge(&d.clat_hist);
+            m.lat_hist.merge(&d.lat_hist);
+            for p in &d.prios {
+                match m.prios.iter_mut().find(|x| x.prio == p.prio) {
+                    Some(x) => {
+                        x.lat.merge(&p.lat);
+                        x.hist.merge(&p.hist);
+                    }
+                    None => m.prios.push(p.clone()),
+                }
+            }
+            m.bw.merge(&d.bw);
+            m.iops.merge(&d.iops);
+        }
+        m
+    }
+}
+
 /// One row of a fio log file.
 #[derive(Debug, Clone, Copy)]
 pub struct LogRow {

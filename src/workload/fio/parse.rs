@@ -82,7 +82,10 @@
 
 use std::path::Path;
 
-use super::spec::{BsSplit, CpusAllowedPolicy, FioJobFile, IoEngine, JobSpec, RandomDistribution, RwMode, SizeSpec};
+use super::spec::{
+    BsSplit, CpusAllowedPolicy, FioJobFile, IoEngine, JobSpec, RandomDistribution, RwMode, SizeSpec, SteadyStateSpec,
+    UnifiedRw,
+};
 use crate::workload::IoPrio;
 
 /// A job-file error: where it is and which option it is about.
@@ -115,10 +118,6 @@ fn render_error(file: &str, line: &usize, option: &Option<String>, message: &str
 /// simulator cannot observe their effect. Any fio option that is neither
 /// honoured nor listed here is rejected as "not supported by nvmesim".
 pub const IGNORED_OPTIONS: &[(&str, &str)] = &[
-    (
-        "disk_util",
-        "host disk-utilisation sampling; nvmesim never writes fio's disk_util section",
-    ),
     (
         "invalidate",
         "drops the host page cache before the job; the simulator has no page cache",
@@ -731,6 +730,44 @@ fn parse_int_in(s: &str, kb_base: u64, lo: u64, hi: u64) -> Result<u64, String> 
 }
 
 /// fio's time values (`get_mult_time`), returned in nanoseconds.
+/// `steadystate=`: `iops`, `iops_slope`, `bw` or `bw_slope`, a colon, and a
+/// limit: a percentage with `%`, else IOPS or bytes/s (size suffixes allowed
+/// for `bw`), as fio's `str_steadystate_cb`.
+fn parse_steadystate(s: &str, kb: u64) -> Result<(bool, bool, f64, bool), String> {
+    let Some((kind, limit)) = s.split_once(':') else {
+        return Err(format!("'{s}' is not CRITERION:LIMIT (e.g. iops_slope:0.1%)"));
+    };
+    let (iops, slope) = match kind {
+        "iops" => (true, false),
+        "iops_slope" => (true, true),
+        "bw" => (false, false),
+        "bw_slope" => (false, true),
+        k => {
+            return Err(format!(
+                "unknown criterion '{k}' (valid: iops, iops_slope, bw, bw_slope)"
+            ))
+        }
+    };
+    if let Some(p) = limit.strip_suffix('%') {
+        let v: f64 = p.parse().map_err(|_| format!("'{p}' is not a number in '{s}'"))?;
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(format!("limit '{limit}' must be a non-negative percentage"));
+        }
+        return Ok((iops, slope, v, true));
+    }
+    let v = if iops {
+        limit
+            .parse::<f64>()
+            .map_err(|_| format!("'{limit}' is not a number in '{s}'"))?
+    } else {
+        parse_bytes(limit, kb)? as f64
+    };
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(format!("limit '{limit}' must be non-negative"));
+    }
+    Ok((iops, slope, v, false))
+}
+
 fn parse_time_ns(s: &str, default_seconds: bool) -> Result<u64, String> {
     let (n, suffix) = split_number(s)?;
     let us: u64 = match suffix.to_ascii_lowercase().as_str() {
@@ -1051,6 +1088,13 @@ struct State {
     number_ios: u64,
     loops: u32,
     norandommap: bool,
+    unified_rw: UnifiedRw,
+    continue_on_error: bool,
+    disk_util: bool,
+    /// (iops, slope, limit, pct), fio's default `iops_slope:0.01%`.
+    ss: (bool, bool, f64, bool),
+    ss_dur_ns: u64,
+    ss_ramp_ns: u64,
 }
 
 impl Default for State {
@@ -1106,6 +1150,13 @@ impl Default for State {
             number_ios: 0,
             loops: 1,
             norandommap: false,
+            unified_rw: UnifiedRw::Split,
+            continue_on_error: false,
+            disk_util: true,
+            // options.c: steadystate .def = "iops_slope:0.01%".
+            ss: (true, true, 0.01, true),
+            ss_dur_ns: 0,
+            ss_ramp_ns: 0,
         }
     }
 }
@@ -1234,6 +1285,38 @@ impl State {
                 self.filesize = Some(b);
             }
             "number_ios" => self.number_ios = parse_bytes(need(v)?, kb)?,
+            "unified_rw_reporting" => {
+                self.unified_rw = match need(v)? {
+                    "none" | "0" => UnifiedRw::Split,
+                    "mixed" | "1" => UnifiedRw::Mixed,
+                    "both" | "2" => UnifiedRw::Both,
+                    s => return Err(format!("invalid value '{s}' (valid: none, mixed, both, 0, 1, 2)")),
+                }
+            }
+            "continue_on_error" => {
+                self.continue_on_error = match need(v)? {
+                    "none" | "0" => false,
+                    "read" | "write" | "io" | "verify" | "all" | "1" => true,
+                    s => {
+                        return Err(format!(
+                            "invalid value '{s}' (valid: none, read, write, io, verify, all, 0, 1)"
+                        ))
+                    }
+                }
+            }
+            "steadystate" => self.ss = parse_steadystate(need(v)?, kb)?,
+            "disk_util" => self.disk_util = parse_bool(v)?,
+            "steadystate_duration" => {
+                let ns = parse_time_ns(need(v)?, true)?;
+                if ns % 1_000_000_000 != 0 {
+                    return Err(format!(
+                        "'{}' is not a whole number of seconds (fio samples once a second)",
+                        need(v)?
+                    ));
+                }
+                self.ss_dur_ns = ns;
+            }
+            "steadystate_ramp_time" => self.ss_ramp_ns = parse_time_ns(need(v)?, true)?,
             "bs" => {
                 let dirs = split_dirs(need(v)?)?;
                 for (d, p) in dirs.iter().enumerate() {
@@ -1727,6 +1810,17 @@ impl Parser<'_> {
             loops: st.loops,
             groupid: 0,
             norandommap,
+            unified_rw: st.unified_rw,
+            continue_on_error: st.continue_on_error,
+            disk_util: st.disk_util,
+            steadystate: (st.ss_dur_ns > 0).then_some(SteadyStateSpec {
+                iops: st.ss.0,
+                slope: st.ss.1,
+                limit: st.ss.2,
+                pct: st.ss.3,
+                duration_s: st.ss_dur_ns / 1_000_000_000,
+                ramp_ns: st.ss_ramp_ns,
+            }),
         })
     }
 }
@@ -1997,8 +2091,14 @@ mod tests {
         assert!(e.message.contains("did you mean 'ioengine'"), "{e}");
         let e = err("[j]\niodeptj=4\n");
         assert!(e.message.contains("did you mean 'iodepth'"), "{e}");
-        let e = err("[j]\nunified_rw_reporting=both\n");
+        let e = err("[j]\nflow=1\n");
         assert!(e.message.contains("not supported by nvmesim"), "{e}");
+        let e = err("[j]\nunified_rw_reporting=split\n");
+        assert!(e.message.contains("valid: none, mixed, both"), "{e}");
+        let e = err("[j]\nsteadystate=lat:1%\n");
+        assert!(e.message.contains("unknown criterion 'lat'"), "{e}");
+        let e = err("[j]\nsteadystate_duration=1500ms\n");
+        assert!(e.message.contains("whole number of seconds"), "{e}");
         assert_eq!(render_error("f", &0, &None, "m"), "f: m");
     }
 

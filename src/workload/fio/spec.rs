@@ -68,6 +68,35 @@ pub enum RandomDistribution {
 /// is `[(4096, 100)]`.
 pub type BsSplit = Vec<(u32, u32)>;
 
+/// fio's `unified_rw_reporting`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UnifiedRw {
+    /// `none`/`0`: read, write and trim reported separately (the default).
+    #[default]
+    Split,
+    /// `mixed`/`1`: all directions summed and reported once, as "mixed".
+    Mixed,
+    /// `both`/`2`: per direction, plus a "mixed" sum.
+    Both,
+}
+
+/// fio's `steadystate` criterion (steadystate.h): what is sampled once a
+/// second, how it is judged, and the limit that ends the job early.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SteadyStateSpec {
+    /// IOPS (true) or bandwidth in bytes/s (false).
+    pub iops: bool,
+    /// Least-squares slope of the window (true) or maximum deviation from its mean (false).
+    pub slope: bool,
+    /// The limit, a percentage of the window's mean when `pct`.
+    pub limit: f64,
+    pub pct: bool,
+    /// Window length in whole seconds (`steadystate_duration`); > 0.
+    pub duration_s: u64,
+    /// `steadystate_ramp_time`: no samples before this (plus one interval).
+    pub ramp_ns: u64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SizeSpec {
     Bytes(u64),
@@ -149,4 +178,12 @@ pub struct JobSpec {
     /// every block has been hit once. Without it (the default) each pass over
     /// the region touches every block once. fio forces it for zipf/pareto.
     pub norandommap: bool,
+    pub unified_rw: UnifiedRw,
+    /// `continue_on_error` set to anything but none: fio then reports
+    /// `total_err` and `first_error` (nvmesim's I/Os never fail, so both are 0).
+    pub continue_on_error: bool,
+    /// `disk_util` (default on): the device's utilisation is reported (fio's
+    /// `disk_util` array / "Disk stats") unless every job turns it off.
+    pub disk_util: bool,
+    pub steadystate: Option<SteadyStateSpec>,
 }
