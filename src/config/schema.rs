@@ -220,5 +220,9 @@ pub struct DatasheetFigures {
     pub rand_write_is_steady_state: bool,
     pub seq_read_128k_bytes_per_s: f64,
     pub seq_write_128k_bytes_per_s: f64,
+    /// 4 KiB random read latency at QD1 (NaN when the sheet states none).
     pub read_latency_4k_qd1_ns: f64,
+    /// 4 KiB *sequential* read latency at QD1, for sheets that state that instead.
+    #[serde(default)]
+    pub seq_read_latency_4k_qd1_ns: Option<f64>,
 }
