@@ -114,27 +114,32 @@ impl DirStats {
     pub fn mixed(dirs: &[DirStats]) -> DirStats {
         let mut m = DirStats::default();
         for d in dirs {
-            m.io_bytes += d.io_bytes;
-            m.total_ios += d.total_ios;
-            m.slat.merge(&d.slat);
-            m.clat.merge(&d.clat);
-            m.lat.merge(&d.lat);
-            m.slat_hist.merge(&d.slat_hist);
-            m.clat_hist.merge(&d.clat_hist);
-            m.lat_hist.merge(&d.lat_hist);
-            for p in &d.prios {
-                match m.prios.iter_mut().find(|x| x.prio == p.prio) {
-                    Some(x) => {
-                        x.lat.merge(&p.lat);
-                        x.hist.merge(&p.hist);
-                    }
-                    None => m.prios.push(p.clone()),
-                }
-            }
+            m.add_ios(d);
             m.bw.merge(&d.bw);
             m.iops.merge(&d.iops);
         }
         m
+    }
+
+    /// Add `o`'s I/Os: counts, latency statistics, histograms and per-priority latencies.
+    fn add_ios(&mut self, o: &DirStats) {
+        self.io_bytes += o.io_bytes;
+        self.total_ios += o.total_ios;
+        self.slat.merge(&o.slat);
+        self.clat.merge(&o.clat);
+        self.lat.merge(&o.lat);
+        self.slat_hist.merge(&o.slat_hist);
+        self.clat_hist.merge(&o.clat_hist);
+        self.lat_hist.merge(&o.lat_hist);
+        for p in &o.prios {
+            match self.prios.iter_mut().find(|x| x.prio == p.prio) {
+                Some(x) => {
+                    x.lat.merge(&p.lat);
+                    x.hist.merge(&p.hist);
+                }
+                None => self.prios.push(p.clone()),
+            }
+        }
     }
 }
 
@@ -477,23 +482,7 @@ impl JobStats {
     /// Merge another job's stats into this one (group_reporting).
     pub fn merge(&mut self, o: &JobStats) {
         for (a, b) in self.dirs.iter_mut().zip(o.dirs.iter()) {
-            a.io_bytes += b.io_bytes;
-            a.total_ios += b.total_ios;
-            a.slat.merge(&b.slat);
-            a.clat.merge(&b.clat);
-            a.lat.merge(&b.lat);
-            a.slat_hist.merge(&b.slat_hist);
-            a.clat_hist.merge(&b.clat_hist);
-            a.lat_hist.merge(&b.lat_hist);
-            for p in &b.prios {
-                match a.prios.iter_mut().find(|x| x.prio == p.prio) {
-                    Some(x) => {
-                        x.lat.merge(&p.lat);
-                        x.hist.merge(&p.hist);
-                    }
-                    None => a.prios.push(p.clone()),
-                }
-            }
+            a.add_ios(b);
             // fio sums the per-member sample statistics (min, max, mean, samples).
             a.bw.min += b.bw.min;
             a.bw.max += b.bw.max;
