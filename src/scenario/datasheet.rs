@@ -98,8 +98,8 @@ pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
     let _ = writeln!(md, "# datasheet: SSD presets against their datasheets\n");
     let _ = writeln!(
         md,
-        "Host: `{}`. Each workload runs {} of simulated time after a 100 ms ramp, seed 0. \
-Random workloads start from the steady state a drive reaches after long random overwrites; \
+        "Host: `{}`. Each workload runs {} of simulated time after a 100 ms ramp (1 s for the \
+steady-state random write, so GC settles first), seed 0. Random workloads start from the steady state a drive reaches after long random overwrites; \
 sequential ones from a sequentially filled drive. Jobs and configs are in this folder.\n",
         host.name,
         if quick { "200 ms" } else { "1 s" }
