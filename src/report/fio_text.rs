@@ -4,7 +4,7 @@
 //! "Run status group" summaries. fio prints a pid per job; nvmesim has no
 //! processes and prints 1000 + the job's index so output stays deterministic.
 
-use super::fio_json::{ctime, entries, group_agg, RunReport};
+use super::fio_json::{ctime, entries, group_agg, JobResult, RunReport};
 use super::stats::{DirStats, JobStats, LatStat};
 use crate::workload::fio::UnifiedRw;
 use crate::workload::fio::DEFAULT_PERCENTILES;
@@ -270,6 +270,41 @@ pub fn write_normal_header(out: &mut String, run: &RunReport) {
     let _ = writeln!(out, "Starting {} process{}\n", n, if n == 1 { "" } else { "es" });
 }
 
+/// One "Run status group" line (stat.c show_group_stats): aggregate rate
+/// over the longest run, the members' slowest and fastest rates, total I/O.
+/// `sel` gives a member's (bytes, I/Os) for this line's direction.
+fn group_line(out: &mut String, name: &str, members: &[&JobResult], sel: impl Fn(&JobResult) -> (u64, u64)) {
+    let bytes: u64 = members.iter().map(|j| sel(j).0).sum();
+    if bytes == 0 {
+        return;
+    }
+    let active: Vec<_> = members.iter().filter(|j| sel(j).1 > 0).collect();
+    let rts: Vec<u64> = active.iter().map(|j| j.stats.runtime_ms().max(1)).collect();
+    let (mint, maxt) = (*rts.iter().min().unwrap(), *rts.iter().max().unwrap());
+    let rates: Vec<f64> = active
+        .iter()
+        .map(|j| sel(j).0 as f64 * 1000.0 / j.stats.runtime_ms().max(1) as f64)
+        .collect();
+    let minb = rates.iter().cloned().fold(f64::MAX, f64::min);
+    let maxb = rates.iter().cloned().fold(0.0, f64::max);
+    let aggb = bytes as f64 * 1000.0 / maxt as f64;
+    let _ = writeln!(
+        out,
+        "{:>7}: bw={}/s ({}/s), {}/s-{}/s ({}/s-{}/s), io={} ({}), run={}-{}msec",
+        name,
+        bin_bytes(aggb),
+        dec_bytes(aggb),
+        bin_bytes(minb),
+        bin_bytes(maxb),
+        dec_bytes(minb),
+        dec_bytes(maxb),
+        bin_bytes(bytes as f64),
+        dec_bytes(bytes as f64),
+        mint,
+        maxt
+    );
+}
+
 /// Per-job (or per-group) results and the run status of each group.
 pub fn write_normal(out: &mut String, run: &RunReport) {
     let agg = group_agg(&run.jobs);
@@ -374,40 +409,23 @@ pub fn write_normal(out: &mut String, run: &RunReport) {
     for (gid, _) in &agg {
         let _ = writeln!(out, "Run status group {gid} (all jobs):");
         let members: Vec<_> = run.jobs.iter().filter(|j| j.groupid == *gid).collect();
-        for (i, name) in ["READ", "WRITE", "TRIM"].iter().enumerate() {
-            let bytes: u64 = members.iter().map(|j| j.stats.dirs[i].io_bytes).sum();
-            if bytes == 0 {
-                continue;
+        let unified = members.first().map(|j| j.unified_rw).unwrap_or_default();
+        let dir = |i: usize| move |j: &JobResult| (j.stats.dirs[i].io_bytes, j.stats.dirs[i].total_ios);
+        let mixed = |j: &JobResult| {
+            j.stats
+                .dirs
+                .iter()
+                .fold((0, 0), |(b, n), d| (b + d.io_bytes, n + d.total_ios))
+        };
+        if unified == UnifiedRw::Mixed {
+            group_line(out, "MIXED", &members, mixed);
+        } else {
+            for (i, name) in ["READ", "WRITE", "TRIM"].iter().enumerate() {
+                group_line(out, name, &members, dir(i));
             }
-            let rts: Vec<u64> = members
-                .iter()
-                .filter(|j| j.stats.dirs[i].total_ios > 0)
-                .map(|j| j.stats.runtime_ms().max(1))
-                .collect();
-            let (mint, maxt) = (*rts.iter().min().unwrap(), *rts.iter().max().unwrap());
-            let rates: Vec<f64> = members
-                .iter()
-                .filter(|j| j.stats.dirs[i].total_ios > 0)
-                .map(|j| j.stats.dirs[i].io_bytes as f64 * 1000.0 / j.stats.runtime_ms().max(1) as f64)
-                .collect();
-            let minb = rates.iter().cloned().fold(f64::MAX, f64::min);
-            let maxb = rates.iter().cloned().fold(0.0, f64::max);
-            let aggb = bytes as f64 * 1000.0 / maxt as f64;
-            let _ = writeln!(
-                out,
-                "{:>6}: bw={}/s ({}/s), {}/s-{}/s ({}/s-{}/s), io={} ({}), run={}-{}msec",
-                name,
-                bin_bytes(aggb),
-                dec_bytes(aggb),
-                bin_bytes(minb),
-                bin_bytes(maxb),
-                dec_bytes(minb),
-                dec_bytes(maxb),
-                bin_bytes(bytes as f64),
-                dec_bytes(bytes as f64),
-                mint,
-                maxt
-            );
+            if unified == UnifiedRw::Both {
+                group_line(out, "MIXED", &members, mixed);
+            }
         }
     }
     if !run.disk_util.is_empty() {
