@@ -26,6 +26,15 @@ pub struct HostConfig {
     #[serde(default = "one")]
     pub threads_per_core: u32,
     pub clock_ghz: f64,
+    /// Interconnect hops between sockets (`sockets` rows of `sockets`
+    /// numbers, 0 on the diagonal), as `numactl --hardware` distances would
+    /// show them. Absent: every pair of sockets is one hop apart.
+    #[serde(default)]
+    pub socket_hops: Option<Vec<Vec<u32>>>,
+    /// The kernel's spinlock implementation: `ticket` (Linux 2.6.25 to 4.1) or
+    /// `queued` (qspinlock, Linux 4.2 on).
+    #[serde(default)]
+    pub spinlock: crate::host::cpu::SpinlockKind,
     pub costs: HostCosts,
     pub scheduler: SchedulerConfig,
 }
@@ -70,8 +79,29 @@ pub struct HostCosts {
     pub context_switch_ns: u64,
     /// Moving a contended cache line between two cores of the same socket.
     pub cacheline_same_socket_ns: u64,
-    /// Moving a contended cache line between cores on different sockets.
+    /// Moving a contended cache line between cores on sockets joined by one interconnect link.
     pub cacheline_cross_socket_ns: u64,
+    /// Moving a contended cache line between sockets two links apart (absent: same as one link).
+    #[serde(default)]
+    pub cacheline_two_hop_ns: Option<u64>,
+    /// Legacy single-queue layer: time holding the request-queue lock to insert one request
+    /// (merge lookup, request allocation, elevator add).
+    pub rq_insert_hold_ns: u64,
+    /// Legacy layer: time holding the queue lock to take one request off the elevator and start it.
+    pub rq_dispatch_hold_ns: u64,
+    /// Legacy layer: time holding the queue lock to finish one request (accounting, free it).
+    pub rq_complete_hold_ns: u64,
+    /// Cache lines of request-queue state written under the queue lock besides the lock word
+    /// (they move between cores with the lock).
+    pub queue_lock_shared_lines: u32,
+    /// blk-mq: cache lines of hardware-queue (hctx) state every submission writes with atomics
+    /// and no lock (pending-ctx bitmap word, run/dispatch counters); shared by the CPUs mapped
+    /// to the hctx, so they bounce between them when several CPUs share one hardware queue.
+    pub hctx_shared_lines: u32,
+    /// Raising and running the block softirq to complete one request (null_blk irqmode=1).
+    pub softirq_complete_ns: u64,
+    /// A null_blk-like driver's own work per request (no hardware to talk to).
+    pub null_queue_rq_ns: u64,
     /// Inter-processor interrupt to complete on the submitting core (rq_affinity), sender + receiver.
     pub ipi_ns: u64,
 }
@@ -95,6 +125,25 @@ pub struct DeviceConfig {
     pub source: String,
     /// `ssd` (the full model) or `null` (completes at once, like Linux null_blk).
     pub kind: DeviceKind,
+    /// The host block layer in front of this device.
+    #[serde(default)]
+    pub block_layer: BlockLayerKind,
+    /// Legacy single-queue layer: the elevator.
+    #[serde(default)]
+    pub elevator: ElevatorKind,
+    /// Legacy layer: requests the queue may have allocated at once (nr_requests, BLKDEV_MAX_RQ = 128).
+    #[serde(default = "nr_requests_default")]
+    pub nr_requests: u32,
+    /// blk-mq: one software queue per CPU (`per-core`, Linux) or one shared by all CPUs (`shared`).
+    #[serde(default)]
+    pub sw_queues: SwQueuesKind,
+    /// blk-mq: hardware queues to use (0 = as many as the queue map and device allow).
+    #[serde(default)]
+    pub hw_queues: u32,
+    /// `kind = "null"`: how a request completes, as null_blk's irqmode: `none`
+    /// (in the submitting call) or `softirq` (the block softirq on the submitting CPU).
+    #[serde(default)]
+    pub irqmode: IrqMode,
     pub pcie: PcieConfig,
     pub nvme: NvmeConfig,
     /// Absent for `kind = "null"`.
@@ -102,6 +151,53 @@ pub struct DeviceConfig {
     /// Datasheet figures the `datasheet` scenario compares against.
     #[serde(default)]
     pub datasheet: Option<DatasheetFigures>,
+}
+
+fn nr_requests_default() -> u32 {
+    // include/linux/blkdev.h: #define BLKDEV_MAX_RQ 128 (the default nr_requests).
+    128
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BlockLayerKind {
+    /// Per-CPU software queues and hardware dispatch queues (block/blk-mq.c).
+    #[default]
+    BlkMq,
+    /// The legacy request queue: one queue, one lock, an elevator (block/blk-core.c before 5.0).
+    SingleQueue,
+    /// No block layer: the submitting thread calls the driver with each bio (the lower bound).
+    Bypass,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ElevatorKind {
+    /// FIFO with back merges (block/noop-iosched.c).
+    #[default]
+    Noop,
+    /// Sector-sorted batches with read/write FIFO expiry (block/deadline-iosched.c).
+    Deadline,
+    /// Every queued read before any write.
+    ReadFirst,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SwQueuesKind {
+    #[default]
+    PerCore,
+    Shared,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IrqMode {
+    /// Completed inside the driver's submit call (null_blk irqmode=0).
+    None,
+    /// Completed by the block softirq on the submitting CPU (null_blk irqmode=1, its default).
+    #[default]
+    Softirq,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,8 +5,19 @@
 //! (an FCFS approximation of the scheduler that ignores preemption within a
 //! few microseconds). A lock is a FIFO resource: acquiring it waits for the
 //! previous holder and pays a cache-line transfer from the previous holder's
-//! core, cheaper within a socket than across sockets — so contention and its
-//! growth with cores and sockets come out of the model rather than a formula.
+//! core, cheaper within a socket than across sockets and dearer again two
+//! interconnect hops away — so contention and its growth with cores and
+//! sockets come out of the model rather than a formula.
+//!
+//! Two lock implementations matter for the kernels people study. Linux used
+//! *ticket* spinlocks from 2.6.25 until queued spinlocks replaced them in 4.2:
+//! every waiter spins on the one lock word, so a release invalidates all their
+//! copies and the waiters' re-reads are served one after another before the
+//! next ticket holder sees its turn. Boyd-Wickizer et al., "Non-scalable locks
+//! are dangerous" (Linux Symposium 2012, section 3) model exactly this: the
+//! hand-off time grows linearly with the number of spinning cores, which is
+//! what makes throughput *collapse* instead of flattening. Queued (MCS-style)
+//! locks hand off with one transfer whatever the number of waiters.
 
 use crate::config::HostConfig;
 use crate::sim::{Ns, Rng};
@@ -20,14 +31,48 @@ pub struct Topology {
     pub sockets: u32,
     pub cores_per_socket: u32,
     pub threads_per_core: u32,
+    /// Interconnect hops between sockets, row-major `sockets x sockets`
+    /// (0 on the diagonal). Empty means every pair is one hop apart.
+    pub socket_hops: Vec<u8>,
 }
 
 impl Topology {
     pub fn from_config(h: &HostConfig) -> Self {
+        let n = h.sockets as usize;
+        let socket_hops = match &h.socket_hops {
+            Some(m) => m.iter().flatten().map(|&x| x as u8).collect(),
+            None => (0..n * n).map(|i| u8::from(i / n != i % n)).collect(),
+        };
         Topology {
             sockets: h.sockets,
             cores_per_socket: h.cores_per_socket,
             threads_per_core: h.threads_per_core.max(1),
+            socket_hops,
+        }
+    }
+
+    /// A topology whose sockets are all one hop apart.
+    pub fn uniform(sockets: u32, cores_per_socket: u32, threads_per_core: u32) -> Self {
+        let n = sockets as usize;
+        Topology {
+            sockets,
+            cores_per_socket,
+            threads_per_core,
+            socket_hops: (0..n * n).map(|i| u8::from(i / n != i % n)).collect(),
+        }
+    }
+
+    /// Interconnect hops between the sockets of two CPUs (0 = same socket).
+    #[inline]
+    pub fn hops(&self, a: u32, b: u32) -> u8 {
+        let (sa, sb) = (self.socket_of(a) as usize, self.socket_of(b) as usize);
+        if sa == sb {
+            0
+        } else {
+            self.socket_hops
+                .get(sa * self.sockets as usize + sb)
+                .copied()
+                .unwrap_or(1)
         }
     }
 
@@ -60,60 +105,222 @@ impl Core {
     }
 }
 
-/// Cache-line transfer costs between cores.
+/// Cache-line transfer costs between cores: a load of a line held Modified
+/// in another core's cache, by distance.
 #[derive(Debug, Clone, Copy)]
 pub struct CacheLineCost {
     pub same_socket_ns: Ns,
+    /// Sockets joined by a direct interconnect link.
     pub cross_socket_ns: Ns,
+    /// Sockets two links apart (8-socket glueless systems).
+    pub two_hop_ns: Ns,
 }
 
-/// A spinlock / mutex modelled as a FIFO resource.
+impl CacheLineCost {
+    /// Moving a line last written by `from` to `to`.
+    #[inline]
+    pub fn between(&self, topo: &Topology, from: u32, to: u32) -> Ns {
+        if from == to {
+            return 0;
+        }
+        match topo.hops(from, to) {
+            0 => self.same_socket_ns,
+            1 => self.cross_socket_ns,
+            _ => self.two_hop_ns,
+        }
+    }
+}
+
+/// How waiters spin (see the module comment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpinlockKind {
+    /// All waiters spin on one word; hand-off grows with the number of spinners.
+    Ticket,
+    /// MCS / qspinlock: each waiter spins on its own line; one transfer per hand-off.
+    #[default]
+    Queued,
+}
+
+/// One reserved hold of a lock: `start` is when the lock word became this
+/// CPU's (the hand-off is inside the interval), `end` when it is released.
+#[derive(Debug, Clone, Copy)]
+struct Hold {
+    arrive: Ns,
+    start: Ns,
+    end: Ns,
+    cpu: u32,
+}
+
+/// What a lock acquisition needs to know about the machine: the topology,
+/// the cache-line costs, and the simulation's *floor* — the time of the
+/// event being processed, before which no later acquisition can arrive.
+#[derive(Debug, Clone)]
+pub struct LockEnv {
+    pub topo: Topology,
+    pub cost: CacheLineCost,
+    pub floor: Ns,
+}
+
+/// A spinlock modelled as a reservation calendar of hold intervals. The
+/// critical section also writes `shared_lines` lines of the data the lock
+/// protects (list heads, counters), which move from the previous holder's
+/// cache the same way the lock does.
+///
+/// Why a calendar and not a single `free_at`: the engine runs each CPU's
+/// work ahead in bursts (a fio thread submits several I/Os in one event), so
+/// acquisitions reach the lock in processing order, not in time order. With
+/// one `free_at`, an acquisition processed late but timed early would wait
+/// for holders that in simulated time had not arrived yet. The calendar
+/// keeps every reserved hold interval after the floor, and an acquisition
+/// takes the first gap at or after its own arrival that fits its hand-off
+/// and hold — so no interval overlaps another and no one waits for the future.
+/// The hand-off cost is computed from the holder just before the gap.
 #[derive(Debug, Clone)]
 pub struct Lock {
     pub name: String,
-    free_at: Ns,
-    last_cpu: Option<u32>,
+    pub kind: SpinlockKind,
+    pub shared_lines: u32,
+    /// False for a set of shared lines written with atomics and no lock
+    /// (see [`Lock::lines`]): no lock word to hand off.
+    lock_word: bool,
+    /// Reserved holds, sorted and disjoint.
+    busy: std::collections::VecDeque<Hold>,
+    /// CPU of the last interval dropped below the floor (the line's owner).
+    pruned_cpu: Option<u32>,
     pub acquisitions: u64,
     pub contended: u64,
     pub wait_ns: Ns,
+    /// Lock hand-offs and protected-data transfers (ns, summed).
     pub transfer_ns: Ns,
+    pub hold_ns: Ns,
+    /// Most waiters ever queued ahead of an arriving CPU, plus that CPU.
+    pub max_spinners: u32,
+    /// CPUs that ever took the lock (a lock taken from one CPU only is not shared).
+    cpus_seen: Vec<u32>,
 }
 
 impl Lock {
     pub fn new(name: impl Into<String>) -> Self {
+        Lock::with(name, SpinlockKind::Queued, 0)
+    }
+
+    pub fn with(name: impl Into<String>, kind: SpinlockKind, shared_lines: u32) -> Self {
         Lock {
             name: name.into(),
-            free_at: 0,
-            last_cpu: None,
+            kind,
+            shared_lines,
+            lock_word: true,
+            busy: std::collections::VecDeque::new(),
+            pruned_cpu: None,
             acquisitions: 0,
             contended: 0,
             wait_ns: 0,
             transfer_ns: 0,
+            hold_ns: 0,
+            max_spinners: 0,
+            cpus_seen: Vec::new(),
         }
+    }
+
+    /// `n` cache lines of shared state that CPUs update with atomic
+    /// read-modify-writes and no lock (blk-mq's hctx pending bitmap and run
+    /// counters). Each update needs the line exclusive, so updates from
+    /// different CPUs serialize on the line's transfers exactly like a queued
+    /// lock with no hold time and no lock word.
+    pub fn lines(name: impl Into<String>, n: u32) -> Self {
+        let mut l = Lock::with(name, SpinlockKind::Queued, n);
+        l.lock_word = false;
+        l
+    }
+
+    /// "ticket", "queued", or "atomic-lines" for a lock-free line set.
+    pub fn kind_label(&self) -> &'static str {
+        match (self.lock_word, self.kind) {
+            (false, _) => "atomic-lines",
+            (true, SpinlockKind::Ticket) => "ticket",
+            (true, SpinlockKind::Queued) => "queued",
+        }
+    }
+
+    /// Number of distinct CPUs that took the lock.
+    pub fn sharers(&self) -> usize {
+        self.cpus_seen.len()
     }
 
     /// Acquire at `now` from `cpu`, hold for `hold` ns; returns the time the
     /// lock is released (the caller's critical section ends then). The wait
-    /// and the cache-line transfer are CPU time the caller spins/burns.
-    #[inline]
-    pub fn acquire(&mut self, now: Ns, cpu: u32, hold: Ns, topo: &Topology, cost: CacheLineCost) -> Ns {
-        let start = self.free_at.max(now);
-        let xfer = match self.last_cpu {
-            Some(c) if c == cpu => 0,
-            Some(c) if topo.socket_of(c) == topo.socket_of(cpu) => cost.same_socket_ns,
-            Some(_) => cost.cross_socket_ns,
-            // First touch: the line comes from memory; count it as a local transfer.
-            None => cost.same_socket_ns,
+    /// and the cache-line transfers are CPU time the caller spins/burns.
+    pub fn acquire(&mut self, now: Ns, cpu: u32, hold: Ns, env: &LockEnv) -> Ns {
+        // Intervals over before the floor can no longer be in anyone's way.
+        while self.busy.front().is_some_and(|h| h.end <= env.floor.min(now)) {
+            self.pruned_cpu = self.busy.pop_front().map(|h| h.cpu);
+        }
+        let data_lines = self.shared_lines as u64;
+        // First interval still busy at `now` (ends are sorted like starts).
+        let first = self.busy.partition_point(|h| h.end <= now);
+        let mut i = first;
+        let mut t = now;
+        let mut prev_cpu = if i > 0 {
+            Some(self.busy[i - 1].cpu)
+        } else {
+            self.pruned_cpu
         };
+        // Holders queued ahead that had not started by `now`: the spinners.
+        let mut ahead = 0u64;
+        let (start, handoff, data) = loop {
+            let line = match prev_cpu {
+                Some(c) => env.cost.between(&env.topo, c, cpu),
+                // First touch: the line comes from memory; count it as a local transfer.
+                None => env.cost.same_socket_ns,
+            };
+            let handoff = match self.kind {
+                _ if !self.lock_word => 0,
+                // The release invalidates every spinner's copy; their re-reads
+                // are served in turn and the next owner's comes on average
+                // halfway: one transfer plus half a transfer per other spinner.
+                // By the arrival theorem the waiters queued ahead at arrival
+                // estimate the spinners present at our hand-off.
+                SpinlockKind::Ticket => line + line * ahead / 2,
+                SpinlockKind::Queued => line,
+            };
+            let data = line * data_lines;
+            let need = handoff + data + hold;
+            match self.busy.get(i) {
+                Some(h) if t + need > h.start => {
+                    // Queued before us and not yet served: spinning with us.
+                    if h.start > now && h.arrive <= now {
+                        ahead += 1;
+                    }
+                    t = t.max(h.end);
+                    prev_cpu = Some(h.cpu);
+                    i += 1;
+                }
+                _ => break (t, handoff, data),
+            }
+        };
+        let end = start + handoff + data + hold;
+        self.busy.insert(
+            i,
+            Hold {
+                arrive: now,
+                start,
+                end,
+                cpu,
+            },
+        );
         self.acquisitions += 1;
         if start > now {
             self.contended += 1;
             self.wait_ns += start - now;
         }
-        self.transfer_ns += xfer;
-        self.last_cpu = Some(cpu);
-        self.free_at = start + xfer + hold;
-        self.free_at
+        self.max_spinners = self.max_spinners.max(ahead as u32 + u32::from(start > now));
+        if !self.cpus_seen.contains(&cpu) && self.cpus_seen.len() < 4096 {
+            self.cpus_seen.push(cpu);
+        }
+        self.transfer_ns += handoff + data;
+        self.hold_ns += hold;
+        end
     }
 }
 
@@ -178,11 +385,38 @@ mod tests {
     use super::*;
 
     fn topo() -> Topology {
-        Topology {
-            sockets: 2,
-            cores_per_socket: 4,
-            threads_per_core: 1,
+        Topology::uniform(2, 4, 1)
+    }
+
+    impl Lock {
+        fn acquire_t(&mut self, now: Ns, cpu: u32, hold: Ns, t: &Topology, cost: CacheLineCost) -> Ns {
+            let env = LockEnv {
+                topo: t.clone(),
+                cost,
+                floor: 0,
+            };
+            self.acquire(now, cpu, hold, &env)
         }
+    }
+
+    #[test]
+    fn lock_acquired_out_of_time_order_takes_the_earlier_gap() {
+        let t = topo();
+        let c = CacheLineCost {
+            same_socket_ns: 50,
+            cross_socket_ns: 150,
+            two_hop_ns: 200,
+        };
+        let mut l = Lock::new("x");
+        // CPU 0 ran ahead and took the lock at 10 µs; CPU 1's acquisition at
+        // 1 µs is processed afterwards and must not wait for the future.
+        assert_eq!(l.acquire_t(10_000, 0, 100, &t, c), 10_150);
+        assert_eq!(l.acquire_t(1_000, 1, 100, &t, c), 1_150);
+        assert_eq!(l.contended, 0);
+        // A gap too small to fit is skipped: CPU 2 arrives at 10 µs - 100 ns.
+        assert_eq!(l.acquire_t(9_900, 2, 100, &t, c), 10_150 + 50 + 100);
+        assert_eq!(l.contended, 1);
+        assert_eq!(l.wait_ns, 250);
     }
 
     #[test]
@@ -191,18 +425,64 @@ mod tests {
         let c = CacheLineCost {
             same_socket_ns: 50,
             cross_socket_ns: 150,
+            two_hop_ns: 200,
         };
         let mut l = Lock::new("x");
-        let r0 = l.acquire(0, 0, 100, &t, c);
+        let r0 = l.acquire_t(0, 0, 100, &t, c);
         assert_eq!(r0, 150); // first touch + hold
-        let r1 = l.acquire(10, 1, 100, &t, c); // same socket, waits 140
+        let r1 = l.acquire_t(10, 1, 100, &t, c); // same socket, waits 140
         assert_eq!(r1, 150 + 50 + 100);
-        let r2 = l.acquire(1000, 5, 100, &t, c); // other socket, no wait
+        let r2 = l.acquire_t(1000, 5, 100, &t, c); // other socket, no wait
         assert_eq!(r2, 1000 + 150 + 100);
         assert_eq!(l.contended, 1);
         assert_eq!(l.wait_ns, 140);
-        let r3 = l.acquire(2000, 5, 100, &t, c); // same cpu: no transfer
+        let r3 = l.acquire_t(2000, 5, 100, &t, c); // same cpu: no transfer
         assert_eq!(r3, 2100);
+    }
+
+    #[test]
+    fn ticket_handoff_grows_with_spinners_queued_does_not() {
+        let t = topo();
+        let c = CacheLineCost {
+            same_socket_ns: 50,
+            cross_socket_ns: 150,
+            two_hop_ns: 200,
+        };
+        // Eight CPUs arrive at once; measure the time the last one gets out.
+        let run = |kind| {
+            let mut l = Lock::with("x", kind, 0);
+            let mut end = 0;
+            for cpu in 0..8 {
+                end = l.acquire_t(0, cpu, 100, &t, c);
+            }
+            (end, l.max_spinners)
+        };
+        let (ticket, spinners) = run(SpinlockKind::Ticket);
+        let (queued, _) = run(SpinlockKind::Queued);
+        assert_eq!(spinners, 7);
+        assert!(ticket > queued, "ticket {ticket} vs queued {queued}");
+        // Queued: first touch 50 + 3 same-socket + 4 cross/same transfers + 8 holds.
+        assert_eq!(queued, 50 + 3 * 50 + 150 + 3 * 50 + 8 * 100);
+        // Protected data moves with the lock.
+        let mut l = Lock::with("y", SpinlockKind::Queued, 2);
+        l.acquire_t(0, 0, 0, &t, c);
+        assert_eq!(l.acquire_t(1000, 4, 10, &t, c), 1000 + 3 * 150 + 10);
+    }
+
+    #[test]
+    fn two_hop_sockets_pay_more() {
+        let mut t = Topology::uniform(4, 1, 1);
+        // A ring of four: 0-1-2-3-0, so 0 and 2 are two hops apart.
+        t.socket_hops = vec![0, 1, 2, 1, 1, 0, 1, 2, 2, 1, 0, 1, 1, 2, 1, 0];
+        let c = CacheLineCost {
+            same_socket_ns: 50,
+            cross_socket_ns: 150,
+            two_hop_ns: 220,
+        };
+        assert_eq!(c.between(&t, 0, 0), 0);
+        assert_eq!(c.between(&t, 0, 1), 150);
+        assert_eq!(c.between(&t, 0, 2), 220);
+        assert_eq!(c.between(&t, 3, 1), 220);
     }
 
     #[test]

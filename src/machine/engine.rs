@@ -4,9 +4,10 @@
 //! them in the order the real stack does.
 
 use super::Event;
-use crate::config::{DeviceKind, HostCosts, MachineConfig};
+use crate::config::{BlockLayerKind, DeviceKind, HostCosts, IrqMode, MachineConfig, SwQueuesKind};
 use crate::host::blk_mq::{nvme_tag_depth, Hctx};
-use crate::host::cpu::{CacheLineCost, Core, Lock, Placement, Topology};
+use crate::host::block::{Elevator, RequestQueue};
+use crate::host::cpu::{CacheLineCost, Core, Lock, LockEnv, Placement, Topology};
 use crate::host::nvme_driver::QueuePair;
 use crate::host::queue_map::{self, QueueMapTable};
 use crate::nvme::controller::Controller;
@@ -84,14 +85,23 @@ enum ThreadState {
     Waking,
     /// Sleeping in io_getevents / a sync syscall until a completion arrives.
     WaitingIo,
-    /// Sleeping in blk_mq_get_tag.
+    /// Sleeping for a tag (blk_mq_get_tag) or a request (get_request).
     WaitingTag,
     Done,
 }
 
+/// No next bio in a merge chain.
+const NO_BIO: u32 = u32::MAX;
+
 struct Request {
     thread: u32,
     io: Io,
+    /// The byte range the device sees: the bio's own, or the whole merged
+    /// request's for the request that others merged into.
+    dev_offset: u64,
+    dev_len: u32,
+    /// Next bio merged into this request (completes with it).
+    chain: u32,
     issue_ns: Ns,
     submit_ns: Ns,
     hctx: u32,
@@ -117,6 +127,11 @@ pub struct Thread {
     depth: u32,
     sync: bool,
     batch_submit: u32,
+    /// I/Os submitted since the last io_submit() call began (iodepth_batch_submit).
+    in_batch: u32,
+    /// The thread yielded between two submissions of one round and resumes
+    /// submitting without reaping (see `thread_run`).
+    resume_submit: bool,
     inflight: u32,
     completed: VecDeque<u32>,
     state: ThreadState,
@@ -158,12 +173,23 @@ pub struct SsTracker {
 pub struct Machine {
     pub cfg: MachineConfig,
     pub q: EventQueue<Event>,
-    topo: Topology,
     costs: HostCosts,
-    cl: CacheLineCost,
+    /// Topology, cache-line costs and the current event time, for locks.
+    lenv: LockEnv,
     pub cores: Vec<Core>,
     pub ctx_locks: Vec<Lock>,
     pub sq_locks: Vec<Lock>,
+    /// blk-mq hardware-queue state lines, one set per hctx.
+    pub hctx_lines: Vec<Lock>,
+    /// The legacy layer's request-queue lock (unused under blk-mq and bypass).
+    pub queue_lock: Lock,
+    pub rq: RequestQueue,
+    /// The legacy queue is being run (completions inside it do not run it again).
+    rq_running: bool,
+    pub block: BlockLayerKind,
+    null_dev: bool,
+    irqmode: IrqMode,
+    shared_ctx: bool,
     pub hctxs: Vec<Hctx>,
     pub qps: Vec<QueuePair>,
     pub map: QueueMapTable,
@@ -192,9 +218,26 @@ pub struct Machine {
 
 impl Machine {
     pub fn new(cfg: MachineConfig, jobs: &FioJobFile, opts: &RunOptions) -> Result<Self, String> {
+        if let Some(m) = &cfg.host.socket_hops {
+            let n = cfg.host.sockets as usize;
+            if m.len() != n || m.iter().any(|row| row.len() != n) {
+                return Err(format!(
+                    "host '{}': socket_hops must be {n} rows of {n} numbers (one per socket)",
+                    cfg.host.name
+                ));
+            }
+        }
         let topo = Topology::from_config(&cfg.host);
         let nr_cpus = topo.nr_cpus();
-        let policy = queue_map::build(&opts.queue_map, &topo, cfg.device.nvme.max_io_queues)?;
+        let mut max_q = cfg.device.nvme.max_io_queues;
+        if cfg.device.hw_queues > 0 {
+            max_q = max_q.min(cfg.device.hw_queues);
+        }
+        if cfg.device.block_layer == BlockLayerKind::SingleQueue {
+            // One request queue feeds one driver queue.
+            max_q = 1;
+        }
+        let policy = queue_map::build(&opts.queue_map, &topo, max_q)?;
         let map = QueueMapTable::from_policy(policy.as_ref(), &topo);
         let nq = map.nr_hw_queues;
         let tag_depth = nvme_tag_depth(cfg.device.nvme.driver_queue_depth, cfg.device.nvme.max_queue_entries);
@@ -299,7 +342,18 @@ impl Machine {
         let cl = CacheLineCost {
             same_socket_ns: costs.cacheline_same_socket_ns,
             cross_socket_ns: costs.cacheline_cross_socket_ns,
+            two_hop_ns: costs.cacheline_two_hop_ns.unwrap_or(costs.cacheline_cross_socket_ns),
         };
+        let spin = cfg.host.spinlock;
+        let queue_lock_lines = costs.queue_lock_shared_lines;
+        let hctx_lines = costs.hctx_shared_lines;
+        let null_dev = cfg.device.kind == DeviceKind::Null;
+        let shared_ctx = cfg.device.sw_queues == SwQueuesKind::Shared;
+        // Legacy null_blk (queue_mode=1) accepts every request the queue
+        // dispatches; an NVMe driver behind the legacy queue takes as many
+        // as its one queue has tags.
+        let driver_depth = if null_dev { u32::MAX } else { tag_depth };
+        let rq = RequestQueue::new(Elevator::new(cfg.device.elevator), cfg.device.nr_requests, driver_depth);
         let expected_end = threads
             .iter()
             .map(|t| t.end_ns)
@@ -310,12 +364,33 @@ impl Machine {
             migrate_mean: cfg.host.scheduler.migration_interval_ns.max(1),
             migrate_p: cfg.host.scheduler.migration_probability,
             q: EventQueue::new(),
-            topo,
+            lenv: LockEnv {
+                topo,
+                cost: cl,
+                floor: 0,
+            },
             costs,
-            cl,
             cores,
-            ctx_locks: (0..nr_cpus).map(|c| Lock::new(format!("blk-mq ctx cpu{c}"))).collect(),
-            sq_locks: (0..nq).map(|i| Lock::new(format!("nvme sq{} lock", i + 1))).collect(),
+            ctx_locks: if shared_ctx {
+                vec![Lock::with("blk-mq ctx (shared by all CPUs)", spin, 0)]
+            } else {
+                (0..nr_cpus)
+                    .map(|c| Lock::with(format!("blk-mq ctx cpu{c}"), spin, 0))
+                    .collect()
+            },
+            sq_locks: (0..nq)
+                .map(|i| Lock::with(format!("nvme sq{} lock", i + 1), spin, 0))
+                .collect(),
+            hctx_lines: (0..nq)
+                .map(|i| Lock::lines(format!("blk-mq hctx{i} state lines"), hctx_lines))
+                .collect(),
+            queue_lock: Lock::with("request queue lock", spin, queue_lock_lines),
+            rq,
+            rq_running: false,
+            block: cfg.device.block_layer,
+            null_dev,
+            irqmode: cfg.device.irqmode,
+            shared_ctx,
             hctxs: (0..nq).map(|_| Hctx::new(tag_depth)).collect(),
             qps,
             map,
@@ -411,6 +486,8 @@ impl Machine {
             depth,
             sync,
             batch_submit: spec.iodepth_batch_submit.max(1),
+            in_batch: 0,
+            resume_submit: false,
             inflight: 0,
             completed: VecDeque::new(),
             state: ThreadState::NotStarted,
@@ -521,6 +598,7 @@ impl Machine {
         let mut live = self.threads.iter().filter(|t| t.barrier == 0).count();
         let mut tick = 0u32;
         while let Some((now, ev)) = self.q.pop() {
+            self.lenv.floor = now;
             match ev {
                 Event::ThreadRun { thread } => {
                     if self.thread_run(now, thread) {
@@ -579,7 +657,8 @@ impl Machine {
     fn thread_run(&mut self, now: Ns, t: u32) -> bool {
         let ti = t as usize;
         let woke_from_sleep = matches!(self.threads[ti].state, ThreadState::Waking);
-        {
+        let resuming = std::mem::take(&mut self.threads[ti].resume_submit);
+        if !resuming {
             let th = &mut self.threads[ti];
             th.placement
                 .maybe_migrate(now, &mut self.cores, self.migrate_mean, self.migrate_p);
@@ -605,13 +684,19 @@ impl Machine {
         }
         // A request that was waiting for a tag now has one: finish submitting it.
         if let Some(r) = self.threads[ti].tag_req.take() {
-            cur = self.dispatch(cur, cpu, r);
+            let t0 = cur;
+            cur = self.submit_with_resource(cur, cpu, r);
             let th = &mut self.threads[ti];
+            th.sys_ns += cur - t0;
             th.inflight += 1;
             th.stats.record_iodepth(th.inflight);
         }
-        // Reap everything that has completed.
-        if !self.threads[ti].completed.is_empty() {
+        // Reap everything that has completed (not between two submissions
+        // of one round: fio reaps when the queue is full or the round ends).
+        if !resuming {
+            self.threads[ti].in_batch = 0;
+        }
+        if !resuming && !self.threads[ti].completed.is_empty() {
             let n = self.threads[ti].completed.len() as u64;
             if !self.threads[ti].sync && !self.threads[ti].null_engine {
                 cur += c.reap_syscall_ns;
@@ -639,7 +724,7 @@ impl Machine {
         // Submit until the queue is full.
         let mut blocked_tag = false;
         let mut sleep_until: Option<Ns> = None;
-        let mut in_batch = 0u32;
+        let mut yielded = false;
         while !self.threads[ti].issuing_done && self.threads[ti].inflight < self.threads[ti].depth {
             let th = &mut self.threads[ti];
             let io = match th.pending.take() {
@@ -680,6 +765,9 @@ impl Machine {
                 let r = self.reqs.insert(Request {
                     thread: t,
                     io,
+                    dev_offset: io.offset,
+                    dev_len: io.len,
+                    chain: NO_BIO,
                     issue_ns: issue,
                     submit_ns: issue,
                     hctx: 0,
@@ -703,10 +791,10 @@ impl Machine {
             cur += c.app_per_io_ns;
             th.usr_ns += c.app_per_io_ns;
             let mut sys = c.bio_setup_ns;
-            if in_batch == 0 {
+            if th.in_batch == 0 {
                 sys += c.syscall_ns;
             }
-            in_batch = (in_batch + 1) % th.batch_submit;
+            th.in_batch = (th.in_batch + 1) % th.batch_submit;
             cur += sys;
             th.sys_ns += sys;
             th.ios_submitted += 1;
@@ -714,6 +802,9 @@ impl Machine {
             let r = self.reqs.insert(Request {
                 thread: t,
                 io,
+                dev_offset: io.offset,
+                dev_len: io.len,
+                chain: NO_BIO,
                 issue_ns: issue,
                 submit_ns: issue,
                 hctx,
@@ -721,19 +812,30 @@ impl Machine {
                 cqe_sq_head: 0,
                 cqe_at: 0,
             });
-            if !self.hctxs[hctx as usize].try_get_tag() {
-                self.hctxs[hctx as usize].tag_waiters.push_back(r);
-                self.hctxs[hctx as usize].tag_waits += 1;
-                self.threads[ti].tag_req = Some(r);
-                blocked_tag = true;
-                break;
+            let t0 = cur;
+            match self.submit_bio(cur, cpu, r) {
+                Ok(done) => cur = done,
+                Err(at) => {
+                    self.threads[ti].sys_ns += at - t0;
+                    cur = at;
+                    self.threads[ti].tag_req = Some(r);
+                    blocked_tag = true;
+                    break;
+                }
             }
-            cur = self.dispatch(cur, cpu, r);
+            self.threads[ti].sys_ns += cur - t0;
             let th = &mut self.threads[ti];
             th.inflight += 1;
             th.stats.record_iodepth(th.inflight);
             th.stats.record_submit_batch(1);
             if th.sync {
+                break;
+            }
+            // Give the other CPUs' events up to `cur` their turn before the
+            // next submission, so shared locks and queues see arrivals from
+            // all CPUs in time order rather than one thread's whole round first.
+            if !th.issuing_done && th.inflight < th.depth {
+                yielded = true;
                 break;
             }
         }
@@ -746,7 +848,11 @@ impl Machine {
             th.stats.finish(cur, th.usr_ns, th.sys_ns, th.ctx);
             return true;
         }
-        if blocked_tag {
+        if yielded {
+            th.resume_submit = true;
+            th.state = ThreadState::Scheduled;
+            self.q.schedule(cur, Event::ThreadRun { thread: t });
+        } else if blocked_tag {
             th.state = ThreadState::WaitingTag;
         } else if !th.completed.is_empty() {
             th.state = ThreadState::Scheduled;
@@ -773,26 +879,198 @@ impl Machine {
         false
     }
 
-    /// blk-mq insert + dispatch + nvme queue_rq + doorbell for request `r`
-    /// (which holds a tag), on `cpu` from time `cur`. Returns the time the
-    /// submitting syscall returns.
-    fn dispatch(&mut self, mut cur: Ns, cpu: u32, r: u32) -> Ns {
+    /// A bio enters the block layer on `cpu` at `cur`. Ok(time the
+    /// submitting call returns); Err(time) when the thread must sleep for a
+    /// tag (blk-mq), a request (legacy layer) or a driver slot (bypass), the
+    /// bio then being queued for that resource.
+    fn submit_bio(&mut self, mut cur: Ns, cpu: u32, r: u32) -> Result<Ns, Ns> {
+        let hctx = self.reqs.get(r).hctx as usize;
+        match self.block {
+            BlockLayerKind::BlkMq => {
+                if !self.hctxs[hctx].try_get_tag() {
+                    self.hctxs[hctx].tag_waiters.push_back(r);
+                    self.hctxs[hctx].tag_waits += 1;
+                    return Err(cur);
+                }
+            }
+            BlockLayerKind::Bypass => {
+                // A bio-based null driver has no queue to fill; an NVMe
+                // driver waits for a free SQ entry (its tag set here).
+                if !self.null_dev && !self.hctxs[hctx].try_get_tag() {
+                    self.hctxs[hctx].tag_waiters.push_back(r);
+                    self.hctxs[hctx].tag_waits += 1;
+                    return Err(cur);
+                }
+            }
+            BlockLayerKind::SingleQueue => {
+                // blk_queue_bio: under the queue lock, try to merge into a
+                // queued request; otherwise allocate one (or sleep for one).
+                let c = &self.costs;
+                cur = self.queue_lock.acquire(cur, cpu, c.rq_insert_hold_ns, &self.lenv);
+                let (off, len, dir) = {
+                    let q = self.reqs.get(r);
+                    (q.io.offset, q.io.len as u64, q.io.ddir as usize)
+                };
+                if let Some((head, front)) = self.rq.elevator.find_merge(dir, off, len) {
+                    self.rq.elevator.merge(head, len, front);
+                    self.rq.merges += 1;
+                    // Link the bio into the request's chain.
+                    let next = self.reqs.get(head).chain;
+                    self.reqs.get_mut(head).chain = r;
+                    self.reqs.get_mut(r).chain = next;
+                    self.set_submitted(r, cur);
+                    return Ok(cur);
+                }
+                if !self.rq.try_alloc() {
+                    self.rq.request_waiters.push_back(r);
+                    self.rq.request_waits += 1;
+                    return Err(cur);
+                }
+            }
+        }
+        Ok(self.submit_with_resource(cur, cpu, r))
+    }
+
+    /// Continue submitting bio `r`, which holds its tag / request / slot.
+    fn submit_with_resource(&mut self, mut cur: Ns, cpu: u32, r: u32) -> Ns {
+        match self.block {
+            BlockLayerKind::BlkMq => {
+                let c = &self.costs;
+                let ctx = if self.shared_ctx { 0 } else { cpu as usize };
+                cur = self.ctx_locks[ctx].acquire(cur, cpu, c.sw_queue_lock_hold_ns, &self.lenv);
+                cur += c.blk_mq_insert_ns;
+                // Mark the ctx pending in the hctx and run the hctx: its
+                // shared lines come from whichever CPU mapped to it wrote last.
+                let hctx = self.reqs.get(r).hctx as usize;
+                cur = self.hctx_lines[hctx].acquire(cur, cpu, 0, &self.lenv);
+                // Running the hctx splices the ctx's list under its lock
+                // again (flush_busy_ctxs) before calling the driver.
+                cur = self.ctx_locks[ctx].acquire(cur, cpu, c.sw_queue_lock_hold_ns, &self.lenv);
+                self.set_submitted(r, cur);
+                self.driver_submit(cur, cpu, r)
+            }
+            BlockLayerKind::Bypass => {
+                self.set_submitted(r, cur);
+                self.driver_submit(cur, cpu, r)
+            }
+            BlockLayerKind::SingleQueue => {
+                let (off, len, dir) = {
+                    let q = self.reqs.get(r);
+                    (q.io.offset, q.io.len as u64, q.io.ddir as usize)
+                };
+                self.rq.elevator.add(r, dir, off, len, cur);
+                self.set_submitted(r, cur);
+                // The submitter runs the queue itself (__blk_run_queue).
+                self.run_request_queue(cur, cpu)
+            }
+        }
+    }
+
+    /// The submitting call returns at `at` for bio `r` (slat ends there).
+    fn set_submitted(&mut self, r: u32, at: Ns) {
+        let thread = self.reqs.get(r).thread as usize;
+        let sync = self.threads[thread].sync;
+        let req = self.reqs.get_mut(r);
+        req.submit_ns = if sync { req.issue_ns } else { at };
+    }
+
+    /// The legacy request_fn loop: while the driver takes more, take the
+    /// queue lock, pull the elevator's next request, drop the lock and hand
+    /// the request to the driver.
+    fn run_request_queue(&mut self, mut cur: Ns, cpu: u32) -> Ns {
+        if self.rq_running {
+            return cur;
+        }
+        self.rq_running = true;
+        while self.rq.driver_has_room() && !self.rq.elevator.is_empty() {
+            let hold = self.costs.rq_dispatch_hold_ns;
+            cur = self.queue_lock.acquire(cur, cpu, hold, &self.lenv);
+            let Some((r, off, len)) = self.rq.elevator.dispatch(cur) else {
+                break;
+            };
+            let q = self.reqs.get_mut(r);
+            q.dev_offset = off;
+            q.dev_len = len as u32;
+            self.rq.in_driver += 1;
+            cur = self.driver_submit(cur, cpu, r);
+        }
+        self.rq_running = false;
+        cur
+    }
+
+    /// The driver takes request `r` on `cpu` at `cur`: the null driver
+    /// completes it at once (in this call, or through the block softirq on
+    /// this CPU); the NVMe driver builds the SQE, copies it into the SQ under
+    /// the SQ lock and rings the doorbell. Returns when the CPU is done.
+    fn driver_submit(&mut self, mut cur: Ns, cpu: u32, r: u32) -> Ns {
         let c = &self.costs;
+        if self.null_dev {
+            cur += c.null_queue_rq_ns;
+            if self.irqmode == IrqMode::Softirq {
+                cur += c.softirq_complete_ns;
+            }
+            return self.host_complete(cur, cpu, r);
+        }
         let hctx = self.reqs.get(r).hctx;
-        let t0 = cur;
-        cur = self.ctx_locks[cpu as usize].acquire(cur, cpu, c.sw_queue_lock_hold_ns, &self.topo, self.cl);
-        cur += c.blk_mq_insert_ns + c.nvme_queue_rq_ns;
-        cur = self.sq_locks[hctx as usize].acquire(cur, cpu, c.sq_lock_hold_ns, &self.topo, self.cl);
+        cur += c.nvme_queue_rq_ns;
+        cur = self.sq_locks[hctx as usize].acquire(cur, cpu, c.sq_lock_hold_ns, &self.lenv);
         self.ctrl.sqs[hctx as usize].host_write(cur, r);
         self.qps[hctx as usize].push_sqes(cur, 1);
         self.qps[hctx as usize].doorbells += 1;
         cur += c.doorbell_mmio_ns;
         let posted = self.ctrl.link.posted_ns;
         self.q.schedule(cur + posted, Event::SqDoorbell { sq: hctx, n: 1 });
-        let thread = self.reqs.get(r).thread as usize;
-        self.threads[thread].sys_ns += cur - t0;
-        let req = self.reqs.get_mut(r);
-        req.submit_ns = if self.threads[thread].sync { req.issue_ns } else { cur };
+        cur
+    }
+
+    /// The host side of a completion, on `cpu` from `cur`: free what the
+    /// request held in its block layer (tag, or request under the queue
+    /// lock, running the queue again), then complete every bio of the
+    /// request and wake their threads. Returns when the CPU is done.
+    fn host_complete(&mut self, mut cur: Ns, cpu: u32, r: u32) -> Ns {
+        let hctx = self.reqs.get(r).hctx as usize;
+        match self.block {
+            BlockLayerKind::BlkMq => {
+                if let Some(w) = self.hctxs[hctx].put_tag() {
+                    let wt = self.reqs.get(w).thread;
+                    self.wake(cur, wt, cpu);
+                }
+            }
+            BlockLayerKind::Bypass => {
+                if !self.null_dev {
+                    if let Some(w) = self.hctxs[hctx].put_tag() {
+                        let wt = self.reqs.get(w).thread;
+                        self.wake(cur, wt, cpu);
+                    }
+                }
+            }
+            BlockLayerKind::SingleQueue => {
+                let hold = self.costs.rq_complete_hold_ns;
+                cur = self.queue_lock.acquire(cur, cpu, hold, &self.lenv);
+                self.rq.in_driver -= 1;
+                if let Some(w) = self.rq.free() {
+                    let wt = self.reqs.get(w).thread;
+                    self.wake(cur, wt, cpu);
+                }
+            }
+        }
+        let mut b = r;
+        loop {
+            cur += self.costs.bio_complete_ns;
+            let (thread, next) = {
+                let q = self.reqs.get(b);
+                (q.thread, q.chain)
+            };
+            self.threads[thread as usize].completed.push_back(b);
+            self.wake(cur, thread, cpu);
+            if next == NO_BIO {
+                break;
+            }
+            b = next;
+        }
+        if self.block == BlockLayerKind::SingleQueue {
+            cur = self.run_request_queue(cur, cpu);
+        }
         cur
     }
 
@@ -817,16 +1095,11 @@ impl Machine {
                 break;
             }
             handled += 1;
-            cur += c.cqe_handle_ns + c.bio_complete_ns;
+            cur += c.cqe_handle_ns;
             self.qps[qpi as usize].saw_sq_head(cur, head);
             self.qps[qpi as usize].completions += 1;
-            // Free the tag; a waiter takes it over.
-            if let Some(w) = self.hctxs[hctx as usize].put_tag() {
-                let wt = self.reqs.get(w).thread;
-                self.wake(cur, wt, cpu);
-            }
-            self.threads[thread as usize].completed.push_back(r);
-            self.wake(cur, thread, cpu);
+            let _ = (hctx, thread);
+            cur = self.host_complete(cur, cpu, r);
         }
         pending.drain(..handled);
         // CQEs still in flight raise the next interrupt when they land.
@@ -929,7 +1202,7 @@ impl Machine {
     /// Start a decoded command; false if it cannot start now (in-order
     /// acceptance then holds back its SQ).
     fn try_start(&mut self, now: Ns, cmd: u32) -> bool {
-        let io = self.reqs.get(cmd).io;
+        let io = self.dev_io(cmd);
         let Some(ssd) = self.ssd.as_mut() else {
             // null device: nothing to do but complete.
             self.post_cqe(now, cmd);
@@ -964,8 +1237,19 @@ impl Machine {
         true
     }
 
+    /// The command as the device sees it (a merged request's whole range).
+    #[inline]
+    fn dev_io(&self, cmd: u32) -> Io {
+        let q = self.reqs.get(cmd);
+        Io {
+            offset: q.dev_offset,
+            len: q.dev_len,
+            ..q.io
+        }
+    }
+
     fn write_data_in(&mut self, now: Ns, cmd: u32) {
-        let io = self.reqs.get(cmd).io;
+        let io = self.dev_io(cmd);
         let ub = self.unit_bytes;
         let first = io.offset / ub;
         let count = ((io.offset + io.len as u64).div_ceil(ub) - first) as u32;
@@ -975,7 +1259,7 @@ impl Machine {
     }
 
     fn read_data_ready(&mut self, now: Ns, cmd: u32) {
-        let len = self.reqs.get(cmd).io.len as u64;
+        let len = self.reqs.get(cmd).dev_len as u64;
         let t = self.ctrl.link.device_write(now, len);
         // The CQE is posted after the data (PCIe ordering), once the DMA is done.
         self.q.schedule(

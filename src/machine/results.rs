@@ -174,14 +174,20 @@ fn extras(m: &Machine, end: Ns) -> Value {
         .ctx_locks
         .iter()
         .chain(&m.sq_locks)
+        .chain(&m.hctx_lines)
+        .chain(std::iter::once(&m.queue_lock))
         .filter(|l| l.acquisitions > 0)
         .map(|l| {
             json!({
                 "name": l.name,
+                "kind": l.kind_label(),
+                "cpus": l.sharers(),
                 "acquisitions": l.acquisitions,
                 "contended": l.contended,
+                "max_spinners": l.max_spinners,
                 "wait_ns_total": l.wait_ns,
                 "wait_ns_mean": if l.acquisitions == 0 { 0.0 } else { l.wait_ns as f64 / l.acquisitions as f64 },
+                "hold_ns_total": l.hold_ns,
                 "cacheline_transfer_ns_total": l.transfer_ns,
             })
         })
@@ -190,12 +196,23 @@ fn extras(m: &Machine, end: Ns) -> Value {
     json!({
         "host": {
             "name": m.cfg.host.name,
+            "block_layer": m.block,
             "queue_map": m.map.name,
             "hw_queues": m.map.nr_hw_queues,
             "cpu_util_pct": cpus,
         },
         "device": device,
         "sqs": sqs,
+        "request_queue": if m.block == crate::config::BlockLayerKind::SingleQueue {
+            json!({
+                "elevator": m.cfg.device.elevator,
+                "merges": m.rq.merges,
+                "request_waits": m.rq.request_waits,
+                "nr_requests": m.rq.nr_requests,
+            })
+        } else {
+            Value::Null
+        },
         "locks": locks,
     })
 }

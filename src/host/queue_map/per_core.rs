@@ -82,11 +82,7 @@ mod tests {
     use super::*;
 
     fn topo(s: u32, c: u32) -> Topology {
-        Topology {
-            sockets: s,
-            cores_per_socket: c,
-            threads_per_core: 1,
-        }
+        Topology::uniform(s, c, 1)
     }
 
     #[test]
