@@ -6,6 +6,7 @@ pub mod fio_text;
 pub mod hist;
 pub mod json;
 pub mod logs;
+pub mod plot;
 pub mod shape;
 pub mod stats;
 pub mod steadystate;

@@ -1,0 +1,237 @@
+//! Scenario figures: a grid of line charts written as SVG and PNG from the
+//! same drawing code (plotters). Text in PNGs is rasterized from the DejaVu
+//! Sans font embedded in the binary, so a figure looks the same on any
+//! machine, fonts installed or not.
+
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::Path;
+
+/// One curve: a label for the legend and its (x, y) points in x order.
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// One chart of the figure.
+#[derive(Debug, Clone)]
+pub struct Panel {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub log_x: bool,
+    pub log_y: bool,
+    pub series: Vec<Series>,
+}
+
+const PANEL_W: u32 = 560;
+const PANEL_H: u32 = 400;
+const TITLE_H: u32 = 44;
+
+/// Colour-blind-safe palette (Okabe & Ito, "Color Universal Design", 2008).
+const COLOURS: [RGBColor; 7] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(0, 0, 0),
+];
+
+fn register_font() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let bytes: &'static [u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+        // The font is a fixed, known-good file; a failure would only lose PNG text.
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, bytes);
+    });
+}
+
+/// Write `stem.svg` and `stem.png`: `panels` in a grid of `columns`, under
+/// a figure `title`.
+pub fn write_figure(stem: &Path, title: &str, panels: &[Panel], columns: usize) -> Result<(), String> {
+    register_font();
+    let columns = columns.clamp(1, panels.len().max(1));
+    let rows = panels.len().div_ceil(columns).max(1);
+    let size = (PANEL_W * columns as u32, TITLE_H + PANEL_H * rows as u32);
+    let svg = stem.with_extension("svg");
+    let png = stem.with_extension("png");
+    {
+        let root = SVGBackend::new(&svg, size).into_drawing_area();
+        draw(root, title, panels, columns).map_err(|e| format!("{}: {e}", svg.display()))?;
+    }
+    {
+        let root = BitMapBackend::new(&png, size).into_drawing_area();
+        draw(root, title, panels, columns).map_err(|e| format!("{}: {e}", png.display()))?;
+    }
+    Ok(())
+}
+
+type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    panels: &[Panel],
+    columns: usize,
+) -> DrawResult<DB> {
+    root.fill(&WHITE)?;
+    let (top, body) = root.split_vertically(TITLE_H);
+    top.titled(title, ("sans-serif", 22).into_font())?;
+    let rows = panels.len().div_ceil(columns).max(1);
+    for (area, panel) in body.split_evenly((rows, columns)).into_iter().zip(panels) {
+        let (xmin, xmax) = bounds(
+            panel.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)),
+            panel.log_x,
+        );
+        let (ymin, ymax) = bounds(
+            panel.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
+            panel.log_y,
+        );
+        match (panel.log_x, panel.log_y) {
+            (false, false) => draw_panel(&area, panel, xmin..xmax, ymin..ymax)?,
+            (true, false) => draw_panel(&area, panel, (xmin..xmax).log_scale(), ymin..ymax)?,
+            (false, true) => draw_panel(&area, panel, xmin..xmax, (ymin..ymax).log_scale())?,
+            (true, true) => draw_panel(&area, panel, (xmin..xmax).log_scale(), (ymin..ymax).log_scale())?,
+        }
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// Axis range covering `values` with a margin; positive for log axes.
+fn bounds(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite() && (!log || *v > 0.0)) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return (1.0, 10.0);
+    }
+    if log {
+        (lo / 1.25, hi * 1.25)
+    } else {
+        let pad = ((hi - lo) * 0.05).max(hi.abs() * 0.05).max(1e-9);
+        // Quantities that cannot be negative start at zero.
+        (if lo >= 0.0 { 0.0 } else { lo - pad }, hi + pad)
+    }
+}
+
+fn draw_panel<DB, X, Y>(area: &DrawingArea<DB, Shift>, panel: &Panel, x: X, y: Y) -> DrawResult<DB>
+where
+    DB: DrawingBackend,
+    X: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    // Cores, queue counts...: whole numbers only on the x axis.
+    let integer_x = panel.series.iter().all(|s| s.points.iter().all(|p| p.0.fract() == 0.0));
+    let x_fmt = move |v: &f64| {
+        if integer_x && v.fract().abs() > 1e-9 {
+            String::new()
+        } else {
+            short_number(*v)
+        }
+    };
+    let mut chart = ChartBuilder::on(area)
+        .caption(&panel.title, ("sans-serif", 17).into_font())
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x, y)?;
+    chart
+        .configure_mesh()
+        .x_desc(panel.x_label.as_str())
+        .y_desc(panel.y_label.as_str())
+        .label_style(("sans-serif", 12).into_font())
+        .axis_desc_style(("sans-serif", 13).into_font())
+        .y_label_formatter(&|v| short_number(*v))
+        .x_label_formatter(&x_fmt)
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(RGBColor(225, 225, 225))
+        .draw()?;
+    for (i, s) in panel.series.iter().enumerate() {
+        let colour = COLOURS[i % COLOURS.len()];
+        let style = ShapeStyle::from(&colour).stroke_width(2);
+        chart
+            .draw_series(LineSeries::new(s.points.iter().copied(), style))?
+            .label(s.label.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+        chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(180, 180, 180))
+        .label_font(("sans-serif", 12).into_font())
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()?;
+    Ok(())
+}
+
+/// 1234567 -> "1.2M": tick labels that stay short on log axes.
+pub fn short_number(v: f64) -> String {
+    let a = v.abs();
+    let (d, suffix) = if a >= 1e9 {
+        (1e9, "G")
+    } else if a >= 1e6 {
+        (1e6, "M")
+    } else if a >= 1e3 {
+        (1e3, "k")
+    } else {
+        (1.0, "")
+    };
+    let x = v / d;
+    if (x - x.round()).abs() < 1e-9 {
+        format!("{}{suffix}", x.round())
+    } else if x.abs() >= 10.0 {
+        format!("{x:.0}{suffix}")
+    } else {
+        format!("{x:.1}{suffix}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_numbers() {
+        assert_eq!(short_number(1_200_000.0), "1.2M");
+        assert_eq!(short_number(5.0), "5");
+        assert_eq!(short_number(2_000.0), "2k");
+        assert_eq!(short_number(0.25), "0.2");
+    }
+
+    #[test]
+    fn writes_svg_and_png_with_log_axes() {
+        let dir = std::env::temp_dir().join(format!("nvmesim-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let s = |label: &str, k: f64| Series {
+            label: label.into(),
+            points: (1..=8).map(|c| (c as f64, k * c as f64)).collect(),
+        };
+        let panel = |log| Panel {
+            title: "p".into(),
+            x_label: "cores".into(),
+            y_label: "IOPS".into(),
+            log_x: log,
+            log_y: log,
+            series: vec![s("a", 1e5), s("b", 3e5)],
+        };
+        let stem = dir.join("fig");
+        write_figure(&stem, "test figure", &[panel(false), panel(true), panel(true)], 2).unwrap();
+        let svg = std::fs::read_to_string(stem.with_extension("svg")).unwrap();
+        assert!(svg.contains("<svg") && svg.contains("test figure") && svg.contains("IOPS"));
+        let png = std::fs::read(stem.with_extension("png")).unwrap();
+        assert_eq!(&png[1..4], b"PNG");
+        // Text was rasterized: the PNG is not one flat colour. (Size is a cheap proxy.)
+        assert!(png.len() > 10_000, "png only {} bytes", png.len());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
