@@ -111,3 +111,70 @@ fn run_writes_fio_json_to_a_file() {
     assert_eq!(v["jobs"][0]["read"]["total_ios"].as_u64(), Some(2000));
     assert!(v["nvmesim"]["device"]["name"].as_str() == Some("intel-750-400g"));
 }
+
+#[test]
+fn blk_mq_scenario_writes_report_figures_rows_and_rerunnable_inputs() {
+    let dir = std::env::temp_dir().join(format!("nvmesim-blkmq-{}", std::process::id()));
+    let out = nvmesim()
+        .args(["scenario", "run", "blk-mq", "--quick", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("blk-mq/single-queue IOPS"), "{stdout}");
+    let d = dir.join("blk-mq");
+    for f in [
+        "report.md",
+        "results.json",
+        "iops-vs-cores.svg",
+        "iops-vs-cores.png",
+        "latency-vs-cores.svg",
+        "mapping-strategies.png",
+        "jobs/async-512-80cores.fio",
+        "configs/e7-2870-8s-single-queue.toml",
+    ] {
+        assert!(d.join(f).exists(), "{f} missing");
+    }
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("results.json")).unwrap()).unwrap();
+    let rows = rows.as_array().unwrap();
+    let ratio = |host: &str| {
+        rows.iter()
+            .find(|r| r["host"] == host && r["metric"] == "iops_ratio_blk_mq_over_single_queue")
+            .and_then(|r| r["value"].as_f64())
+            .unwrap()
+    };
+    // The single queue's disadvantage grows with sockets: more cores meet on
+    // one lock, and its hand-offs cross more and longer links.
+    let r: Vec<f64> = ["i7-3930k-1s", "x5690-2s", "x7560-4s", "e7-2870-8s"]
+        .iter()
+        .map(|h| ratio(h))
+        .collect();
+    assert!(r[0] > 1.0, "{r:?}");
+    assert!(r.windows(2).all(|w| w[1] > w[0]), "ratio must grow with sockets: {r:?}");
+    // A written point reruns by hand to the same IOPS.
+    let job = d.join("jobs/async-512-8cores.fio");
+    let cfg = d.join("configs/x7560-4s-single-queue.toml");
+    let rerun = nvmesim()
+        .args(["run", "--output-format", "json", "--precondition", "none", "--config"])
+        .arg(&cfg)
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(rerun.status.success(), "{}", String::from_utf8_lossy(&rerun.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&rerun.stdout).unwrap();
+    let iops = v["jobs"][0]["read"]["iops"].as_f64().unwrap();
+    let row = rows
+        .iter()
+        .find(|r| {
+            r["host"] == "x7560-4s"
+                && r["layer"] == "single-queue"
+                && r["cores"] == 8
+                && r["metric"] == "iops"
+                && r["workload"].as_str().unwrap().starts_with("async")
+        })
+        .unwrap();
+    assert_eq!(iops, row["value"].as_f64().unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -5,6 +5,7 @@
 //! machine configs it used, so any row can be rerun by hand with
 //! `nvmesim run`.
 
+mod blk_mq;
 mod datasheet;
 
 use crate::config::MachineConfig;
@@ -15,10 +16,16 @@ use std::path::Path;
 
 /// (name, one-line description) of every scenario.
 pub fn list() -> Vec<(&'static str, &'static str)> {
-    vec![(
-        "datasheet",
-        "each SSD preset against its datasheet: 4K random read/write IOPS, 128K sequential bandwidth, QD1 latency",
-    )]
+    vec![
+        (
+            "datasheet",
+            "each SSD preset against its datasheet: 4K random read/write IOPS, 128K sequential bandwidth, QD1 latency",
+        ),
+        (
+            "blk-mq",
+            "single-queue block layer vs blk-mq vs no block layer on 1-8 sockets, null device (Bjørling et al., SYSTOR 2013)",
+        ),
+    ]
 }
 
 pub fn run(name: &str, out: &Path, quick: bool) -> Result<(), String> {
@@ -26,6 +33,7 @@ pub fn run(name: &str, out: &Path, quick: bool) -> Result<(), String> {
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     match name {
         "datasheet" => datasheet::run(&dir, quick),
+        "blk-mq" => blk_mq::run(&dir, quick),
         _ => {
             let names: Vec<&str> = list().iter().map(|(n, _)| *n).collect();
             Err(format!("unknown scenario '{name}' (available: {})", names.join(", ")))
