@@ -56,7 +56,13 @@ pub fn write_figure(stem: &Path, title: &str, panels: &[Panel], columns: usize) 
     register_font();
     let columns = columns.clamp(1, panels.len().max(1));
     let rows = panels.len().div_ceil(columns).max(1);
-    let size = (PANEL_W * columns as u32, TITLE_H + PANEL_H * rows as u32);
+    // A figure of one chart gets more room than a cell of a grid.
+    let (pw, ph) = if panels.len() == 1 {
+        (820, 540)
+    } else {
+        (PANEL_W, PANEL_H)
+    };
+    let size = (pw * columns as u32, TITLE_H + ph * rows as u32);
     let svg = stem.with_extension("svg");
     let png = stem.with_extension("png");
     {
@@ -83,23 +89,59 @@ fn draw<DB: DrawingBackend>(
     top.titled(title, ("sans-serif", 22).into_font())?;
     let rows = panels.len().div_ceil(columns).max(1);
     for (area, panel) in body.split_evenly((rows, columns)).into_iter().zip(panels) {
-        let (xmin, xmax) = bounds(
-            panel.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)),
-            panel.log_x,
-        );
-        let (ymin, ymax) = bounds(
-            panel.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
-            panel.log_y,
-        );
-        match (panel.log_x, panel.log_y) {
-            (false, false) => draw_panel(&area, panel, xmin..xmax, ymin..ymax)?,
-            (true, false) => draw_panel(&area, panel, (xmin..xmax).log_scale(), ymin..ymax)?,
-            (false, true) => draw_panel(&area, panel, xmin..xmax, (ymin..ymax).log_scale())?,
-            (true, true) => draw_panel(&area, panel, (xmin..xmax).log_scale(), (ymin..ymax).log_scale())?,
+        // A log axis only where the data spans an order of magnitude or more:
+        // over a narrower range it would show no tick labels at all.
+        let xs = || panel.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+        let ys = || panel.series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+        let log_x = panel.log_x && spans_decade(xs());
+        let log_y = panel.log_y && spans_decade(ys());
+        let (xmin, xmax) = bounds(xs(), log_x);
+        let (ymin, ymax) = bounds(ys(), log_y);
+        let legend = emptiest_corner(panel, (xmin, xmax, log_x), (ymin, ymax, log_y));
+        match (log_x, log_y) {
+            (false, false) => draw_panel(&area, panel, legend, xmin..xmax, ymin..ymax)?,
+            (true, false) => draw_panel(&area, panel, legend, (xmin..xmax).log_scale(), ymin..ymax)?,
+            (false, true) => draw_panel(&area, panel, legend, xmin..xmax, (ymin..ymax).log_scale())?,
+            (true, true) => draw_panel(&area, panel, legend, (xmin..xmax).log_scale(), (ymin..ymax).log_scale())?,
         }
     }
     root.present()?;
     Ok(())
+}
+
+fn spans_decade(values: impl Iterator<Item = f64>) -> bool {
+    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    for v in values.filter(|v| v.is_finite() && *v > 0.0) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    lo.is_finite() && hi / lo >= 10.0
+}
+
+/// The corner of the plot area with the fewest data points near it, for the legend.
+fn emptiest_corner(panel: &Panel, x: (f64, f64, bool), y: (f64, f64, bool)) -> SeriesLabelPosition {
+    let norm = |v: f64, (lo, hi, log): (f64, f64, bool)| {
+        if log {
+            (v.max(lo).ln() - lo.ln()) / (hi.ln() - lo.ln())
+        } else {
+            (v - lo) / (hi - lo)
+        }
+    };
+    let mut count = [0usize; 4]; // upper-left, upper-right, lower-left, lower-right
+    for p in panel.series.iter().flat_map(|s| s.points.iter()) {
+        let (u, v) = (norm(p.0, x), norm(p.1, y));
+        let (left, right, upper, lower) = (u < 0.4, u > 0.6, v > 0.6, v < 0.4);
+        count[0] += usize::from(left && upper);
+        count[1] += usize::from(right && upper);
+        count[2] += usize::from(left && lower);
+        count[3] += usize::from(right && lower);
+    }
+    match (0..4).min_by_key(|&i| count[i]).unwrap_or(0) {
+        0 => SeriesLabelPosition::UpperLeft,
+        1 => SeriesLabelPosition::UpperRight,
+        2 => SeriesLabelPosition::LowerLeft,
+        _ => SeriesLabelPosition::LowerRight,
+    }
 }
 
 /// Axis range covering `values` with a margin; positive for log axes.
@@ -121,7 +163,13 @@ fn bounds(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
     }
 }
 
-fn draw_panel<DB, X, Y>(area: &DrawingArea<DB, Shift>, panel: &Panel, x: X, y: Y) -> DrawResult<DB>
+fn draw_panel<DB, X, Y>(
+    area: &DrawingArea<DB, Shift>,
+    panel: &Panel,
+    legend: SeriesLabelPosition,
+    x: X,
+    y: Y,
+) -> DrawResult<DB>
 where
     DB: DrawingBackend,
     X: AsRangedCoord<Value = f64>,
@@ -169,7 +217,7 @@ where
         .background_style(WHITE.mix(0.85))
         .border_style(RGBColor(180, 180, 180))
         .label_font(("sans-serif", 12).into_font())
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(legend)
         .draw()?;
     Ok(())
 }
