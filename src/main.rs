@@ -56,9 +56,10 @@ struct MachineArgs {
     /// overwrites, GC caught up), sustained (during sustained random overwrites: foreground GC from the start).
     #[arg(long, default_value = "steady-state", value_name = "STATE")]
     precondition: String,
-    /// Queue-map policy: which hardware queue a request goes to.
-    #[arg(long, default_value = "per-core", value_name = "POLICY")]
-    queue_map: String,
+    /// Queue-map policy: which hardware queue a request goes to (per-core, rw-isolation,
+    /// linux-read-queues). Overrides the config's [device.queue_map] policy; default per-core.
+    #[arg(long, value_name = "POLICY")]
+    queue_map: Option<String>,
 }
 
 #[derive(clap::Args)]

@@ -202,3 +202,84 @@ fn legacy_elevators_merge_adjacent_sequential_bios() {
         assert!(m.ctrl.commands + m.rq.merges == total, "{elevator}");
     }
 }
+
+/// A tiny SSD with `[device.queue_map]` keys, 8 CPUs (two quad-core sockets).
+fn ssd_with_map(map_keys: &str, job: &str) -> Machine {
+    let p = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny-ssd.toml");
+    let text = std::fs::read_to_string(p).unwrap() + "\n[device.queue_map]\n" + map_keys + "\n";
+    let cfg = config::load_machine(Some((p, &text)), None, None).unwrap();
+    let jobs = fio::parse_str(job, "test.fio").unwrap();
+    let mut m = Machine::new(cfg, &jobs, &RunOptions::default()).unwrap();
+    m.run(&jobs, &mut |_, _| {});
+    assert_eq!(m.outstanding_requests(), 0);
+    m
+}
+
+const READERS_AND_WRITERS: &str = "[global]\nioengine=libaio\ndirect=1\nfilename=/dev/nvme0n1\nbs=4k\niodepth=8\n\
+    [r]\nrw=randread\nnumber_ios=2000\nnumjobs=5\n[w]\nrw=randwrite\nnumber_ios=1000\nnumjobs=3\n";
+
+#[test]
+fn rw_isolation_sends_reads_and_writes_to_their_queue_groups() {
+    // 8 CPUs, 8 queues, 3:1: SQs 1-6 take reads only, SQs 7-8 writes only,
+    // wherever the (unpinned, migrating) threads run.
+    let m = ssd_with_map(
+        "policy = \"rw-isolation\"\nread_write_ratio = \"3:1\"",
+        READERS_AND_WRITERS,
+    );
+    assert_eq!(m.map.name, "rw-isolation");
+    assert_eq!(m.map.nr_hw_queues, 8);
+    let fetched: Vec<u64> = m.ctrl.sqs.iter().map(|s| s.fetched).collect();
+    assert_eq!(fetched[..6].iter().sum::<u64>(), 5 * 2000, "{fetched:?}");
+    assert_eq!(fetched[6..].iter().sum::<u64>(), 3 * 1000, "{fetched:?}");
+    // One software queue per hardware queue: the write group's two queues
+    // are each shared by a socket's four CPUs.
+    assert_eq!(m.ctx_locks.len(), 8);
+    for l in &m.ctx_locks {
+        assert!(l.sharers() <= 4, "{} shared by {}", l.name, l.sharers());
+    }
+    // 1:3 puts most queues in the write group.
+    let m = ssd_with_map(
+        "policy = \"rw-isolation\"\nread_write_ratio = \"1:3\"",
+        READERS_AND_WRITERS,
+    );
+    let fetched: Vec<u64> = m.ctrl.sqs.iter().map(|s| s.fetched).collect();
+    assert_eq!(fetched[..2].iter().sum::<u64>(), 5 * 2000, "{fetched:?}");
+    assert_eq!(fetched[2..].iter().sum::<u64>(), 3 * 1000, "{fetched:?}");
+}
+
+#[test]
+fn rw_isolation_shares_groups_when_queues_are_fewer_than_cores() {
+    // The drive grants 4 queues to 8 CPUs at 1:1: two read queues and two
+    // write queues, each the software queue of four cores that contend on it.
+    let p = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny-ssd.toml");
+    let text = std::fs::read_to_string(p).unwrap()
+        + "\n[device.queue_map]\npolicy = \"rw-isolation\"\nread_write_ratio = \"1:1\"\n[device.nvme]\nmax_io_queues = 4\n";
+    let job = "[global]\nioengine=libaio\ndirect=1\nfilename=/dev/nvme0n1\nbs=4k\niodepth=8\n\
+        [r]\nrw=randread\nnumber_ios=2000\nnumjobs=4\ncpus_allowed=0-3\ncpus_allowed_policy=split\n\
+        [w]\nrw=randwrite\nnumber_ios=1000\nnumjobs=4\ncpus_allowed=4-7\ncpus_allowed_policy=split\n";
+    let cfg = config::load_machine(Some((p, &text)), None, None).unwrap();
+    let jobs = fio::parse_str(job, "test.fio").unwrap();
+    let mut m = Machine::new(cfg, &jobs, &RunOptions::default()).unwrap();
+    m.run(&jobs, &mut |_, _| {});
+    let fetched: Vec<u64> = m.ctrl.sqs.iter().map(|s| s.fetched).collect();
+    // Readers on socket 0 use read queue 0 only; writers on socket 1 write queue 3 only.
+    assert_eq!(fetched, vec![8000, 0, 0, 4000]);
+    assert_eq!(m.ctx_locks[0].sharers(), 4);
+    assert_eq!(m.ctx_locks[3].sharers(), 4);
+    assert!(
+        m.ctx_locks[0].contended > 0,
+        "four cores on one software queue never collided"
+    );
+}
+
+#[test]
+fn linux_read_queues_split_reads_from_the_default_map() {
+    let m = ssd_with_map("policy = \"linux-read-queues\"\nwrite_queues = 2", READERS_AND_WRITERS);
+    assert_eq!(m.map.name, "linux-read-queues");
+    let n = m.map.nr_hw_queues as usize;
+    let fetched: Vec<u64> = m.ctrl.sqs.iter().map(|s| s.fetched).collect();
+    assert_eq!(fetched[..2].iter().sum::<u64>(), 3 * 1000, "{fetched:?}");
+    assert_eq!(fetched[2..n].iter().sum::<u64>(), 5 * 2000, "{fetched:?}");
+    // Software queues stay per CPU.
+    assert!(m.ctx_locks.iter().all(|l| l.sharers() <= 1));
+}

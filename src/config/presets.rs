@@ -119,6 +119,9 @@ pub fn load_machine(
     let device: DeviceConfig = Value::Table(resolve("device", d, DEFAULT_DEVICE)?)
         .try_into()
         .map_err(|e: toml::de::Error| format!("{path}: [device]: {e}"))?;
+    if let Some(r) = &device.queue_map.read_write_ratio {
+        crate::host::queue_map::parse_ratio(r).map_err(|e| format!("{path}: [device.queue_map]: {e}"))?;
+    }
     Ok(MachineConfig { host, device })
 }
 
@@ -172,5 +175,18 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.contains("bogus"), "{err}");
+        let err = load_machine(
+            Some((
+                "m.toml",
+                "[device]\nextends = \"intel-750-400g\"\n[device.queue_map]\npolicy = \"rw-isolation\"\nread_write_ratio = \"3\"\n",
+            )),
+            None,
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            err.starts_with("m.toml: [device.queue_map]: read_write_ratio '3'"),
+            "{err}"
+        );
     }
 }

@@ -140,6 +140,9 @@ pub struct DeviceConfig {
     /// blk-mq: hardware queues to use (0 = as many as the queue map and device allow).
     #[serde(default)]
     pub hw_queues: u32,
+    /// Which hardware queue a request goes to (`nvmesim run --queue-map` overrides the policy).
+    #[serde(default)]
+    pub queue_map: QueueMapConfig,
     /// `kind = "null"`: how a request completes, as null_blk's irqmode: `none`
     /// (in the submitting call) or `softirq` (the block softirq on the submitting CPU).
     #[serde(default)]
@@ -151,6 +154,35 @@ pub struct DeviceConfig {
     /// Datasheet figures the `datasheet` scenario compares against.
     #[serde(default)]
     pub datasheet: Option<DatasheetFigures>,
+}
+
+/// `[device.queue_map]`: the queue-map policy and its parameters.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueMapConfig {
+    /// `per-core` (Linux's stock map), `rw-isolation`, `linux-read-queues`.
+    #[serde(default = "per_core")]
+    pub policy: String,
+    /// rw-isolation: read queues to write queues, "R:W" (default "3:1").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_write_ratio: Option<String>,
+    /// linux-read-queues: queues of the default (write) map, as the nvme driver's `write_queues`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_queues: Option<u32>,
+}
+
+fn per_core() -> String {
+    "per-core".into()
+}
+
+impl Default for QueueMapConfig {
+    fn default() -> Self {
+        QueueMapConfig {
+            policy: per_core(),
+            read_write_ratio: None,
+            write_queues: None,
+        }
+    }
 }
 
 fn nr_requests_default() -> u32 {

@@ -18,7 +18,7 @@ use crate::sim::{EventQueue, Ns, Rng, Slab};
 use crate::ssd::{ReadPlan, Ssd, SsdOutput};
 use crate::workload::fio::{FioJobFile, JobSpec};
 use crate::workload::gen::IoGenerator;
-use crate::workload::{Ddir, Io};
+use crate::workload::{Ddir, Io, IoPrio};
 use std::collections::VecDeque;
 
 /// Options of one run that are not in the job file or the machine config.
@@ -30,7 +30,8 @@ pub struct RunOptions {
     /// Force the device's verify mode on (it is also on when a job sets `verify`).
     pub verify: bool,
     /// Queue-map policy name.
-    pub queue_map: String,
+    /// Queue-map policy name; `None` takes the device config's `[device.queue_map]`.
+    pub queue_map: Option<String>,
 }
 
 impl Default for RunOptions {
@@ -39,7 +40,7 @@ impl Default for RunOptions {
             seed: 0,
             precondition: Precondition::SteadyState,
             verify: false,
-            queue_map: "per-core".into(),
+            queue_map: None,
         }
     }
 }
@@ -237,7 +238,16 @@ impl Machine {
             // One request queue feeds one driver queue.
             max_q = 1;
         }
-        let policy = queue_map::build(&opts.queue_map, &topo, max_q)?;
+        let qm = &cfg.device.queue_map;
+        let policy_name = opts.queue_map.as_deref().unwrap_or(qm.policy.as_str());
+        let params = queue_map::MapParams {
+            read_write_ratio: match &qm.read_write_ratio {
+                Some(r) => Some(queue_map::parse_ratio(r).map_err(|e| format!("[device.queue_map] {e}"))?),
+                None => None,
+            },
+            write_queues: qm.write_queues,
+        };
+        let policy = queue_map::build(policy_name, &topo, max_q, &params)?;
         let map = QueueMapTable::from_policy(policy.as_ref(), &topo);
         let nq = map.nr_hw_queues;
         let tag_depth = nvme_tag_depth(cfg.device.nvme.driver_queue_depth, cfg.device.nvme.max_queue_entries);
@@ -373,9 +383,17 @@ impl Machine {
             cores,
             ctx_locks: if shared_ctx {
                 vec![Lock::with("blk-mq ctx (shared by all CPUs)", spin, 0)]
-            } else {
+            } else if map.nr_sw_queues == nr_cpus
+                && (0..nr_cpus).all(|c| map.sw_queue(c, Ddir::Read, IoPrio::NONE) == c)
+            {
                 (0..nr_cpus)
                     .map(|c| Lock::with(format!("blk-mq ctx cpu{c}"), spin, 0))
+                    .collect()
+            } else {
+                // The policy's own software queues (e.g. one per hardware
+                // queue, shared by the cores mapped to it).
+                (0..map.nr_sw_queues)
+                    .map(|q| Lock::with(format!("blk-mq sw queue {q}"), spin, 0))
                     .collect()
             },
             sq_locks: (0..nq)
@@ -936,7 +954,12 @@ impl Machine {
         match self.block {
             BlockLayerKind::BlkMq => {
                 let c = &self.costs;
-                let ctx = if self.shared_ctx { 0 } else { cpu as usize };
+                let ctx = if self.shared_ctx {
+                    0
+                } else {
+                    let io = &self.reqs.get(r).io;
+                    self.map.sw_queue(cpu, io.ddir, io.prio) as usize
+                };
                 cur = self.ctx_locks[ctx].acquire(cur, cpu, c.sw_queue_lock_hold_ns, &self.lenv);
                 cur += c.blk_mq_insert_ns;
                 // Mark the ctx pending in the hctx and run the hctx: its

@@ -7,7 +7,11 @@
 //! and keeps the answers in a flat table ([`QueueMapTable`]).
 
 mod per_core;
+mod read_queues;
+mod rw_isolation;
 pub use per_core::{spread_cpus, PerCore};
+pub use read_queues::LinuxReadQueues;
+pub use rw_isolation::{parse_ratio, RwIsolation};
 
 use crate::host::cpu::Topology;
 use crate::workload::{Ddir, IoPrio};
@@ -21,13 +25,54 @@ pub trait QueueMap {
     fn hw_queue(&self, cpu: u32, ddir: Ddir, prio: IoPrio) -> u32;
     /// CPUs whose software queues feed hardware queue `q` (its interrupt goes to the first).
     fn cpus_of(&self, q: u32) -> &[u32];
+    /// The software queue (blk-mq ctx, with its lock) a request from `cpu`
+    /// is inserted into. Linux: the submitting CPU's own.
+    fn sw_queue(&self, cpu: u32, _ddir: Ddir, _prio: IoPrio) -> u32 {
+        cpu
+    }
+    /// Number of software queues.
+    fn nr_sw_queues(&self, nr_cpus: u32) -> u32 {
+        nr_cpus
+    }
 }
 
+/// The `[device.queue_map]` settings a policy may read.
+#[derive(Debug, Clone, Default)]
+pub struct MapParams {
+    /// rw-isolation: read:write queue ratio.
+    pub read_write_ratio: Option<(u32, u32)>,
+    /// linux-read-queues: queues of the default (write) map.
+    pub write_queues: Option<u32>,
+}
+
+/// The policies `build` knows, for messages and `--help`.
+pub const POLICIES: &str = "per-core, rw-isolation, linux-read-queues";
+
 /// Build the policy named `name` for a host and a device queue limit.
-pub fn build(name: &str, topo: &Topology, device_max_queues: u32) -> Result<Box<dyn QueueMap>, String> {
+pub fn build(
+    name: &str,
+    topo: &Topology,
+    device_max_queues: u32,
+    params: &MapParams,
+) -> Result<Box<dyn QueueMap>, String> {
     match name {
         "per-core" => Ok(Box::new(PerCore::new(topo, device_max_queues))),
-        other => Err(format!("unknown queue map '{other}' (available: per-core)")),
+        // The isolation study's default split: three read queues per write queue.
+        "rw-isolation" => Ok(Box::new(RwIsolation::new(
+            topo,
+            device_max_queues,
+            params.read_write_ratio.unwrap_or((3, 1)),
+        ))),
+        // Upstream's write_queues defaults to 0 (no split); a split needs a count.
+        "linux-read-queues" => match params.write_queues {
+            Some(w) if w > 0 => Ok(Box::new(LinuxReadQueues::new(topo, device_max_queues, w))),
+            _ => Err(
+                "queue map 'linux-read-queues' needs [device.queue_map] write_queues = N (N >= 1), \
+as the nvme driver's write_queues parameter"
+                    .into(),
+            ),
+        },
+        other => Err(format!("unknown queue map '{other}' (available: {POLICIES})")),
     }
 }
 
@@ -38,6 +83,9 @@ pub struct QueueMapTable {
     pub nr_hw_queues: u32,
     /// Index: (cpu * 3 + ddir) * 4 + prio class.
     table: Vec<u32>,
+    /// Software queue per (cpu, ddir, class), same indexing as `table`.
+    sw_table: Vec<u32>,
+    pub nr_sw_queues: u32,
     /// Interrupt CPU of each hardware queue.
     pub irq_cpu: Vec<u32>,
     pub cpus: Vec<Vec<u32>>,
@@ -47,10 +95,12 @@ impl QueueMapTable {
     pub fn from_policy(p: &dyn QueueMap, topo: &Topology) -> Self {
         let nr = topo.nr_cpus();
         let mut table = Vec::with_capacity((nr * 12) as usize);
+        let mut sw_table = Vec::with_capacity((nr * 12) as usize);
         for cpu in 0..nr {
             for ddir in [Ddir::Read, Ddir::Write, Ddir::Trim] {
                 for class in 0..4u8 {
                     table.push(p.hw_queue(cpu, ddir, IoPrio { class, level: 0 }));
+                    sw_table.push(p.sw_queue(cpu, ddir, IoPrio { class, level: 0 }));
                 }
             }
         }
@@ -59,6 +109,8 @@ impl QueueMapTable {
             name: p.name(),
             nr_hw_queues: p.nr_hw_queues(),
             table,
+            sw_table,
+            nr_sw_queues: p.nr_sw_queues(nr),
             irq_cpu: cpus.iter().map(|c| c.first().copied().unwrap_or(0)).collect(),
             cpus,
         }
@@ -67,5 +119,10 @@ impl QueueMapTable {
     #[inline]
     pub fn hw_queue(&self, cpu: u32, ddir: Ddir, prio: IoPrio) -> u32 {
         self.table[((cpu as usize * 3 + ddir as usize) << 2) + (prio.class as usize & 3)]
+    }
+
+    #[inline]
+    pub fn sw_queue(&self, cpu: u32, ddir: Ddir, prio: IoPrio) -> u32 {
+        self.sw_table[((cpu as usize * 3 + ddir as usize) << 2) + (prio.class as usize & 3)]
     }
 }
