@@ -7,11 +7,9 @@
 //! and keeps the answers in a flat table ([`QueueMapTable`]).
 
 mod per_core;
-mod read_queues;
-mod rw_isolation;
+mod split;
 pub use per_core::{spread_cpus, PerCore};
-pub use read_queues::LinuxReadQueues;
-pub use rw_isolation::{parse_ratio, RwIsolation};
+pub use split::{parse_ratio, DirectionSplit};
 
 use crate::host::cpu::Topology;
 use crate::workload::{Ddir, IoPrio};
@@ -55,25 +53,30 @@ pub fn build(
     device_max_queues: u32,
     params: &MapParams,
 ) -> Result<Box<dyn QueueMap>, String> {
-    match name {
-        "per-core" => Ok(Box::new(PerCore::new(topo, device_max_queues))),
+    let split = match name {
+        "per-core" => None,
         // The isolation study's default split: three read queues per write queue.
-        "rw-isolation" => Ok(Box::new(RwIsolation::new(
-            topo,
-            device_max_queues,
-            params.read_write_ratio.unwrap_or((3, 1)),
-        ))),
+        "rw-isolation" => {
+            DirectionSplit::rw_isolation(topo, device_max_queues, params.read_write_ratio.unwrap_or((3, 1)))
+        }
         // Upstream's write_queues defaults to 0 (no split); a split needs a count.
         "linux-read-queues" => match params.write_queues {
-            Some(w) if w > 0 => Ok(Box::new(LinuxReadQueues::new(topo, device_max_queues, w))),
-            _ => Err(
-                "queue map 'linux-read-queues' needs [device.queue_map] write_queues = N (N >= 1), \
+            Some(w) if w > 0 => DirectionSplit::linux_read_queues(topo, device_max_queues, w),
+            _ => {
+                return Err(
+                    "queue map 'linux-read-queues' needs [device.queue_map] write_queues = N (N >= 1), \
 as the nvme driver's write_queues parameter"
-                    .into(),
-            ),
+                        .into(),
+                )
+            }
         },
-        other => Err(format!("unknown queue map '{other}' (available: {POLICIES})")),
-    }
+        other => return Err(format!("unknown queue map '{other}' (available: {POLICIES})")),
+    };
+    // A policy that cannot split the device's queues uses the stock map.
+    Ok(match split {
+        Some(s) => Box::new(s),
+        None => Box::new(PerCore::new(topo, device_max_queues)),
+    })
 }
 
 /// A flattened policy: `hw_queue` answers by table lookup.
