@@ -897,6 +897,18 @@ impl Machine {
         false
     }
 
+    /// A request holds a tag of its hctx: under blk-mq, and under bypass for
+    /// an NVMe driver (a free SQ entry); a bio-based null driver has no queue
+    /// to fill, and the legacy layer bounds requests instead.
+    #[inline]
+    fn uses_tags(&self) -> bool {
+        match self.block {
+            BlockLayerKind::BlkMq => true,
+            BlockLayerKind::Bypass => !self.null_dev,
+            BlockLayerKind::SingleQueue => false,
+        }
+    }
+
     /// A bio enters the block layer on `cpu` at `cur`. Ok(time the
     /// submitting call returns); Err(time) when the thread must sleep for a
     /// tag (blk-mq), a request (legacy layer) or a driver slot (bypass), the
@@ -904,22 +916,13 @@ impl Machine {
     fn submit_bio(&mut self, mut cur: Ns, cpu: u32, r: u32) -> Result<Ns, Ns> {
         let hctx = self.reqs.get(r).hctx as usize;
         match self.block {
-            BlockLayerKind::BlkMq => {
-                if !self.hctxs[hctx].try_get_tag() {
-                    self.hctxs[hctx].tag_waiters.push_back(r);
-                    self.hctxs[hctx].tag_waits += 1;
+            _ if self.uses_tags() => {
+                if !self.hctxs[hctx].tags.try_take() {
+                    self.hctxs[hctx].tags.wait(r);
                     return Err(cur);
                 }
             }
-            BlockLayerKind::Bypass => {
-                // A bio-based null driver has no queue to fill; an NVMe
-                // driver waits for a free SQ entry (its tag set here).
-                if !self.null_dev && !self.hctxs[hctx].try_get_tag() {
-                    self.hctxs[hctx].tag_waiters.push_back(r);
-                    self.hctxs[hctx].tag_waits += 1;
-                    return Err(cur);
-                }
-            }
+            BlockLayerKind::BlkMq | BlockLayerKind::Bypass => {}
             BlockLayerKind::SingleQueue => {
                 // blk_queue_bio: under the queue lock, try to merge into a
                 // queued request; otherwise allocate one (or sleep for one).
@@ -939,9 +942,8 @@ impl Machine {
                     self.set_submitted(r, cur);
                     return Ok(cur);
                 }
-                if !self.rq.try_alloc() {
-                    self.rq.request_waiters.push_back(r);
-                    self.rq.request_waits += 1;
+                if !self.rq.requests.try_take() {
+                    self.rq.requests.wait(r);
                     return Err(cur);
                 }
             }
@@ -1052,30 +1054,19 @@ impl Machine {
     /// request and wake their threads. Returns when the CPU is done.
     fn host_complete(&mut self, mut cur: Ns, cpu: u32, r: u32) -> Ns {
         let hctx = self.reqs.get(r).hctx as usize;
-        match self.block {
-            BlockLayerKind::BlkMq => {
-                if let Some(w) = self.hctxs[hctx].put_tag() {
-                    let wt = self.reqs.get(w).thread;
-                    self.wake(cur, wt, cpu);
-                }
-            }
-            BlockLayerKind::Bypass => {
-                if !self.null_dev {
-                    if let Some(w) = self.hctxs[hctx].put_tag() {
-                        let wt = self.reqs.get(w).thread;
-                        self.wake(cur, wt, cpu);
-                    }
-                }
-            }
+        let freed_for = match self.block {
+            _ if self.uses_tags() => self.hctxs[hctx].tags.put(),
+            BlockLayerKind::BlkMq | BlockLayerKind::Bypass => None,
             BlockLayerKind::SingleQueue => {
                 let hold = self.costs.rq_complete_hold_ns;
                 cur = self.queue_lock.acquire(cur, cpu, hold, &self.lenv);
                 self.rq.in_driver -= 1;
-                if let Some(w) = self.rq.free() {
-                    let wt = self.reqs.get(w).thread;
-                    self.wake(cur, wt, cpu);
-                }
+                self.rq.requests.put()
             }
+        };
+        if let Some(w) = freed_for {
+            let wt = self.reqs.get(w).thread;
+            self.wake(cur, wt, cpu);
         }
         let mut b = r;
         loop {

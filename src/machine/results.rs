@@ -207,8 +207,8 @@ fn extras(m: &Machine, end: Ns) -> Value {
             json!({
                 "elevator": m.cfg.device.elevator,
                 "merges": m.rq.merges,
-                "request_waits": m.rq.request_waits,
-                "nr_requests": m.rq.nr_requests,
+                "request_waits": m.rq.requests.waits,
+                "nr_requests": m.rq.requests.limit,
             })
         } else {
             Value::Null

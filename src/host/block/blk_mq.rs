@@ -5,47 +5,18 @@
 //! same CPU; a request that finds no free tag waits (the submitter sleeps in
 //! blk_mq_get_tag) until a completion frees one.
 
-use std::collections::VecDeque;
+use super::WaitPool;
 
-/// A hardware dispatch queue and its tag set.
+/// A hardware dispatch queue and its tag set, shared by the CPUs mapped to it.
 #[derive(Debug, Clone)]
 pub struct Hctx {
-    pub depth: u32,
-    pub in_use: u32,
-    /// Requests (slab ids) waiting for a tag, in arrival order.
-    pub tag_waiters: VecDeque<u32>,
-    pub tag_waits: u64,
+    pub tags: WaitPool,
 }
 
 impl Hctx {
     pub fn new(depth: u32) -> Self {
         Hctx {
-            depth: depth.max(1),
-            in_use: 0,
-            tag_waiters: VecDeque::new(),
-            tag_waits: 0,
-        }
-    }
-
-    /// Take a tag if one is free (and nobody is queued ahead for one).
-    #[inline]
-    pub fn try_get_tag(&mut self) -> bool {
-        if self.in_use < self.depth && self.tag_waiters.is_empty() {
-            self.in_use += 1;
-            true
-        } else {
-            false
-        }
-    }
-
-    /// Free a tag; returns a waiting request that now holds it, if any.
-    #[inline]
-    pub fn put_tag(&mut self) -> Option<u32> {
-        if let Some(w) = self.tag_waiters.pop_front() {
-            Some(w) // the tag passes straight to the waiter
-        } else {
-            self.in_use -= 1;
-            None
+            tags: WaitPool::new(depth),
         }
     }
 }
@@ -65,15 +36,16 @@ mod tests {
     #[test]
     fn tags_bound_outstanding_and_pass_to_waiters_in_order() {
         let mut h = Hctx::new(2);
-        assert!(h.try_get_tag());
-        assert!(h.try_get_tag());
-        assert!(!h.try_get_tag());
-        h.tag_waiters.push_back(7);
-        h.tag_waiters.push_back(8);
-        assert_eq!(h.put_tag(), Some(7));
-        assert_eq!(h.put_tag(), Some(8));
-        assert_eq!(h.put_tag(), None);
-        assert_eq!(h.in_use, 1);
+        assert!(h.tags.try_take());
+        assert!(h.tags.try_take());
+        assert!(!h.tags.try_take());
+        h.tags.wait(7);
+        h.tags.wait(8);
+        assert_eq!(h.tags.waits, 2);
+        assert_eq!(h.tags.put(), Some(7));
+        assert_eq!(h.tags.put(), Some(8));
+        assert_eq!(h.tags.put(), None);
+        assert_eq!(h.tags.in_use, 1);
         assert_eq!(nvme_tag_depth(1024, 4096), 1023);
         assert_eq!(nvme_tag_depth(1024, 256), 255);
     }

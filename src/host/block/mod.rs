@@ -19,22 +19,69 @@ pub use elevator::Elevator;
 
 use std::collections::VecDeque;
 
+/// A bounded pool (blk-mq tags, legacy requests) whose takers queue FIFO
+/// when it is empty: a freed unit passes straight to the first waiter.
+#[derive(Debug, Clone)]
+pub struct WaitPool {
+    pub limit: u32,
+    pub in_use: u32,
+    /// Waiters (slab ids of their requests/bios), in arrival order.
+    pub waiters: VecDeque<u32>,
+    /// Times someone had to wait.
+    pub waits: u64,
+}
+
+impl WaitPool {
+    pub fn new(limit: u32) -> Self {
+        WaitPool {
+            limit: limit.max(1),
+            in_use: 0,
+            waiters: VecDeque::new(),
+            waits: 0,
+        }
+    }
+
+    /// Take a unit if one is free and nobody waits ahead.
+    #[inline]
+    pub fn try_take(&mut self) -> bool {
+        if self.in_use < self.limit && self.waiters.is_empty() {
+            self.in_use += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Queue `r` for the next freed unit.
+    #[inline]
+    pub fn wait(&mut self, r: u32) {
+        self.waiters.push_back(r);
+        self.waits += 1;
+    }
+
+    /// Free a unit; returns the waiter that now holds it, if any.
+    #[inline]
+    pub fn put(&mut self) -> Option<u32> {
+        let w = self.waiters.pop_front();
+        if w.is_none() {
+            self.in_use -= 1;
+        }
+        w
+    }
+}
+
 /// The legacy request queue's bookkeeping (the lock itself lives with the
 /// machine's other locks so the report lists it beside them).
 #[derive(Debug)]
 pub struct RequestQueue {
     pub elevator: Elevator,
-    /// Requests allocated (queued in the elevator or in the driver).
-    pub allocated: u32,
-    /// nr_requests: allocation beyond it sleeps in get_request.
-    pub nr_requests: u32,
+    /// Requests allocated (queued in the elevator or in the driver), at most
+    /// nr_requests; a bio finding none sleeps in get_request.
+    pub requests: WaitPool,
     /// Requests handed to the driver and not finished.
     pub in_driver: u32,
     /// How many the driver accepts at once (its tags / SQ entries).
     pub driver_depth: u32,
-    /// Bios (slab ids) whose threads sleep for a free request.
-    pub request_waiters: VecDeque<u32>,
-    pub request_waits: u64,
     pub merges: u64,
 }
 
@@ -42,35 +89,10 @@ impl RequestQueue {
     pub fn new(elevator: Elevator, nr_requests: u32, driver_depth: u32) -> Self {
         RequestQueue {
             elevator,
-            allocated: 0,
-            nr_requests: nr_requests.max(1),
+            requests: WaitPool::new(nr_requests),
             in_driver: 0,
             driver_depth: driver_depth.max(1),
-            request_waiters: VecDeque::new(),
-            request_waits: 0,
             merges: 0,
-        }
-    }
-
-    /// get_request: take a request if one is free and nobody waits ahead.
-    #[inline]
-    pub fn try_alloc(&mut self) -> bool {
-        if self.allocated < self.nr_requests && self.request_waiters.is_empty() {
-            self.allocated += 1;
-            true
-        } else {
-            false
-        }
-    }
-
-    /// A request is freed; returns a waiting bio that now owns it, if any.
-    #[inline]
-    pub fn free(&mut self) -> Option<u32> {
-        if let Some(w) = self.request_waiters.pop_front() {
-            Some(w)
-        } else {
-            self.allocated -= 1;
-            None
         }
     }
 
