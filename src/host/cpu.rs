@@ -388,6 +388,14 @@ mod tests {
         Topology::uniform(2, 4, 1)
     }
 
+    fn cost() -> CacheLineCost {
+        CacheLineCost {
+            same_socket_ns: 50,
+            cross_socket_ns: 150,
+            two_hop_ns: 200,
+        }
+    }
+
     impl Lock {
         fn acquire_t(&mut self, now: Ns, cpu: u32, hold: Ns, t: &Topology, cost: CacheLineCost) -> Ns {
             let env = LockEnv {
@@ -402,11 +410,7 @@ mod tests {
     #[test]
     fn lock_acquired_out_of_time_order_takes_the_earlier_gap() {
         let t = topo();
-        let c = CacheLineCost {
-            same_socket_ns: 50,
-            cross_socket_ns: 150,
-            two_hop_ns: 200,
-        };
+        let c = cost();
         let mut l = Lock::new("x");
         // CPU 0 ran ahead and took the lock at 10 µs; CPU 1's acquisition at
         // 1 µs is processed afterwards and must not wait for the future.
@@ -422,11 +426,7 @@ mod tests {
     #[test]
     fn lock_waits_fifo_and_pays_more_across_sockets() {
         let t = topo();
-        let c = CacheLineCost {
-            same_socket_ns: 50,
-            cross_socket_ns: 150,
-            two_hop_ns: 200,
-        };
+        let c = cost();
         let mut l = Lock::new("x");
         let r0 = l.acquire_t(0, 0, 100, &t, c);
         assert_eq!(r0, 150); // first touch + hold
@@ -443,11 +443,7 @@ mod tests {
     #[test]
     fn ticket_handoff_grows_with_spinners_queued_does_not() {
         let t = topo();
-        let c = CacheLineCost {
-            same_socket_ns: 50,
-            cross_socket_ns: 150,
-            two_hop_ns: 200,
-        };
+        let c = cost();
         // Eight CPUs arrive at once; measure the time the last one gets out.
         let run = |kind| {
             let mut l = Lock::with("x", kind, 0);

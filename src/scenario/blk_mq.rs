@@ -11,7 +11,7 @@
 //! to it. The setup (machines, core counts, jobs, device) is in the data
 //! files of `blk_mq/`, copied into the output folder.
 
-use super::{row, run_json, with_runtime, write};
+use super::{row_with, run_json, with_runtime, write};
 use crate::config::{self, HostConfig};
 use crate::machine::Precondition;
 use crate::report::plot::{self, Panel, Series};
@@ -288,42 +288,31 @@ amortized over a depth of 32): a core cannot go faster than 1 / that.\n"
                 write(dir, &format!("configs/{cname}"), &ctext)?;
                 let p = measure(&cname, &ctext, &aname, &ajob, seed)?;
                 let s = measure(&cname, &ctext, &sname, &sjob, seed)?;
+                let variant = format!("{} {layer}", m.host);
+                let tags = [
+                    ("host", Value::from(m.host.as_str())),
+                    ("layer", Value::from(layer.as_str())),
+                    ("cores", Value::from(n)),
+                ];
                 for (metric, value, unit, workload) in [
                     ("iops", p.iops, "IOPS", "async"),
                     ("lat_mean", p.lat_us, "us", "async"),
                     ("iops", s.iops, "IOPS", "sync"),
                     ("lat_mean", s.lat_us, "us", "sync"),
                 ] {
-                    let mut r = row(
-                        &format!("{} {layer}", m.host),
-                        &format!("{workload} 512B randread, {n} cores"),
-                        metric,
-                        value,
-                        unit,
-                    );
-                    r["host"] = m.host.clone().into();
-                    r["layer"] = layer.clone().into();
-                    r["cores"] = n.into();
-                    rows.push(r);
+                    let workload = format!("{workload} 512B randread, {n} cores");
+                    rows.push(row_with(&variant, &workload, metric, value, unit, &tags));
                 }
                 if let Some(sh) = &p.shared {
+                    let workload = format!("async 512B randread, {n} cores");
+                    let mut tags = tags.to_vec();
+                    tags.push(("lock", Value::from(sh.name.as_str())));
                     for (metric, value, unit) in [
                         ("shared_lock_wait_mean", sh.wait_ns, "ns"),
                         ("shared_lock_transfer_mean", sh.transfer_ns, "ns"),
                         ("shared_lock_busy", sh.busy * 100.0, "%"),
                     ] {
-                        let mut r = row(
-                            &format!("{} {layer}", m.host),
-                            &format!("async 512B randread, {n} cores"),
-                            metric,
-                            value,
-                            unit,
-                        );
-                        r["lock"] = sh.name.clone().into();
-                        r["host"] = m.host.clone().into();
-                        r["layer"] = layer.clone().into();
-                        r["cores"] = n.into();
-                        rows.push(r);
+                        rows.push(row_with(&variant, &workload, metric, value, unit, &tags));
                     }
                 }
                 pts[li].push((n, p));
@@ -446,24 +435,14 @@ blk-mq insert and ctx locks on top.\n",
             let iops_ratio = q.iops / s.iops.max(1.0);
             let lat_ratio = if sync_sq > 0.0 { sync_mq / sync_sq } else { f64::NAN };
             let async_lat_ratio = if s.lat_us > 0.0 { q.lat_us / s.lat_us } else { f64::NAN };
-            ratios.push((
-                h.name.clone(),
-                full,
-                iops_ratio,
-                lat_ratio,
-                async_lat_ratio,
-                sync_mq,
-                sync_sq,
-            ));
+            ratios.push((h.name.clone(), full, iops_ratio, lat_ratio, sync_mq, sync_sq));
             for (metric, value) in [
                 ("iops_ratio_blk_mq_over_single_queue", iops_ratio),
                 ("sync_latency_ratio_blk_mq_over_single_queue", lat_ratio),
                 ("async_latency_ratio_blk_mq_over_single_queue", async_lat_ratio),
             ] {
-                let mut r = row(&m.host, &format!("{full} cores"), metric, value, "x");
-                r["host"] = m.host.clone().into();
-                r["cores"] = full.into();
-                rows.push(r);
+                let tags = [("host", Value::from(m.host.as_str())), ("cores", Value::from(full))];
+                rows.push(row_with(&m.host, &format!("{full} cores"), metric, value, "x", &tags));
             }
         }
         iops_panels.push(Panel {
@@ -561,7 +540,7 @@ and the collision rate grows with cores and hand-off distance the same way as fo
         "| machine | cores | IOPS ratio (blk-mq / single-queue) | sync latency: blk-mq / single-queue |\n|---|---:|---:|---:|"
     );
     println!();
-    for (name, full, ir, lr, _alr, lm, ls) in &ratios {
+    for (name, full, ir, lr, lm, ls) in &ratios {
         let _ = writeln!(
             md,
             "| `{name}` | {full} | {ir:.2}x | {lr:.2}x ({lm:.2} µs / {ls:.2} µs) |"
@@ -639,18 +618,14 @@ and its state lines.\n"
                 let ajob = job_for(ASYNC_JOB, n, runtime);
                 write(dir, &format!("jobs/{aname}"), &ajob)?;
                 let p = measure(&cname, &ctext, &aname, &ajob, seed)?;
-                let mut r = row(
-                    &label,
-                    &format!("async 512B randread, {n} cores"),
-                    "iops",
-                    p.iops,
-                    "IOPS",
-                );
-                r["host"] = mp.host.clone().into();
-                r["sw_queues"] = sw.clone().into();
-                r["hw_queues"] = hw.into();
-                r["cores"] = n.into();
-                rows.push(r);
+                let tags = [
+                    ("host", Value::from(mp.host.as_str())),
+                    ("sw_queues", Value::from(sw.as_str())),
+                    ("hw_queues", Value::from(hw)),
+                    ("cores", Value::from(n)),
+                ];
+                let workload = format!("async 512B randread, {n} cores");
+                rows.push(row_with(&label, &workload, "iops", p.iops, "IOPS", &tags));
                 pts.push((n as f64, p.iops));
                 col.push(p);
             }
@@ -680,26 +655,22 @@ and its state lines.\n"
 | strategy | structure | CPUs' wait per acquisition | transfer per acquisition | busy |\n|---|---|---:|---:|---:|",
         mp.cores.last().unwrap_or(&0)
     );
-    let mut k = 0;
-    for sw in &mp.sw_queues {
-        for &hw in &mp.hw_queues {
-            let p = cols[k].last().cloned().unwrap_or_default();
-            match p.shared {
-                Some(s) => {
-                    let _ = writeln!(
-                        md,
-                        "| {sw} sw / {hw} hw | {} | {:.0} ns | {:.0} ns | {:.0}% |",
-                        s.name,
-                        s.wait_ns,
-                        s.transfer_ns,
-                        s.busy * 100.0
-                    );
-                }
-                None => {
-                    let _ = writeln!(md, "| {sw} sw / {hw} hw | none | - | - | - |");
-                }
+    for (series, col) in map_series.iter().zip(&cols) {
+        let label = &series.label;
+        match col.last().and_then(|p| p.shared.as_ref()) {
+            Some(s) => {
+                let _ = writeln!(
+                    md,
+                    "| {label} | {} | {:.0} ns | {:.0} ns | {:.0}% |",
+                    s.name,
+                    s.wait_ns,
+                    s.transfer_ns,
+                    s.busy * 100.0
+                );
             }
-            k += 1;
+            None => {
+                let _ = writeln!(md, "| {label} | none | - | - | - |");
+            }
         }
     }
     let _ = writeln!(

@@ -81,6 +81,22 @@ pub(crate) fn row(variant: &str, workload: &str, metric: &str, value: f64, unit:
     json!({"variant": variant, "workload": workload, "metric": metric, "value": value, "unit": unit})
 }
 
+/// A results.json row with extra keys (host, cores, ...) for filtering.
+pub(crate) fn row_with(
+    variant: &str,
+    workload: &str,
+    metric: &str,
+    value: f64,
+    unit: &str,
+    extra: &[(&str, Value)],
+) -> Value {
+    let mut r = row(variant, workload, metric, value, unit);
+    for (k, v) in extra {
+        r[*k] = v.clone();
+    }
+    r
+}
+
 pub(crate) fn write(dir: &Path, name: &str, text: &str) -> Result<(), String> {
     let p = dir.join(name);
     if let Some(parent) = p.parent() {
