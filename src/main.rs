@@ -57,9 +57,41 @@ struct MachineArgs {
     #[arg(long, default_value = "steady-state", value_name = "STATE")]
     precondition: String,
     /// Queue-map policy: which hardware queue a request goes to (per-core, rw-isolation,
-    /// linux-read-queues). Overrides the config's [device.queue_map] policy; default per-core.
+    /// linux-read-queues, wrr-ioprio, wrr-affinity). Overrides the config's [device.queue_map] policy; default per-core.
     #[arg(long, value_name = "POLICY")]
     queue_map: Option<String>,
+    /// Controller arbitration: auto (weighted round robin for wrr-* queue maps), round-robin, weighted-round-robin.
+    /// Overrides [device.arbitration] mechanism.
+    #[arg(long, value_name = "MECH", value_parser = parse_mechanism)]
+    arbitration: Option<config::ArbitrationMechanism>,
+    /// Weighted round robin weights HIGH:MEDIUM:LOW in commands per round (1-256), as set by
+    /// Set Features (Arbitration) before the run. Overrides [device.arbitration].
+    #[arg(long, value_name = "H:M:L", value_parser = parse_weights)]
+    weights: Option<(u32, u32, u32)>,
+}
+
+fn parse_mechanism(s: &str) -> Result<config::ArbitrationMechanism, String> {
+    match s {
+        "auto" => Ok(config::ArbitrationMechanism::Auto),
+        "round-robin" | "rr" => Ok(config::ArbitrationMechanism::RoundRobin),
+        "weighted-round-robin" | "wrr" => Ok(config::ArbitrationMechanism::WeightedRoundRobin),
+        _ => Err(format!(
+            "'{s}': expected auto, round-robin (rr) or weighted-round-robin (wrr)"
+        )),
+    }
+}
+
+fn parse_weights(s: &str) -> Result<(u32, u32, u32), String> {
+    let bad = || format!("'{s}': expected HIGH:MEDIUM:LOW, each 1 to 256 commands per round, e.g. 20:12:8");
+    let v: Vec<u32> = s
+        .split(':')
+        .map(|x| x.trim().parse::<u32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| bad())?;
+    match v[..] {
+        [h, m, l] if [h, m, l].iter().all(|w| (1..=256).contains(w)) => Ok((h, m, l)),
+        _ => Err(bad()),
+    }
 }
 
 #[derive(clap::Args)]
@@ -190,6 +222,8 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
         precondition: a.machine.precondition.parse::<Precondition>()?,
         verify: a.verify,
         queue_map: a.machine.queue_map.clone(),
+        arbitration: a.machine.arbitration,
+        weights: a.machine.weights,
     };
     let formats: Vec<&str> = a.output_format.split(',').map(|s| s.trim()).collect();
     for f in &formats {

@@ -143,6 +143,9 @@ pub struct DeviceConfig {
     /// Which hardware queue a request goes to (`nvmesim run --queue-map` overrides the policy).
     #[serde(default)]
     pub queue_map: QueueMapConfig,
+    /// Arbitration mechanism and weights the host sets on the controller.
+    #[serde(default)]
+    pub arbitration: ArbitrationConfig,
     /// `kind = "null"`: how a request completes, as null_blk's irqmode: `none`
     /// (in the submitting call) or `softirq` (the block softirq on the submitting CPU).
     #[serde(default)]
@@ -169,6 +172,70 @@ pub struct QueueMapConfig {
     /// linux-read-queues: queues of the default (write) map, as the nvme driver's `write_queues`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_queues: Option<u32>,
+    /// wrr-ioprio: submission queues per core, 1 to 4 (default 4: urgent, high, medium, low).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sq_per_core: Option<u32>,
+}
+
+/// `[device.arbitration]`: how the host sets up the controller's command
+/// arbitration (CC.AMS at enable, then Set Features (Arbitration)).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArbitrationConfig {
+    /// `auto` (weighted round robin when the queue map is a `wrr-*` map,
+    /// else round robin, as the drivers that create priority queues enable
+    /// WRR), `round-robin` or `weighted-round-robin` (with urgent class).
+    #[serde(default)]
+    pub mechanism: ArbitrationMechanism,
+    /// The Set Features (Arbitration) the host issues before the run, in
+    /// commands per round (the spec's 0's-based HPW/MPW/LPW field plus one;
+    /// nvme-cli's `--hpw` takes the field). Unset keeps the controller's value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub high_weight: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub medium_weight: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low_weight: Option<u32>,
+    /// Arbitration burst in commands (1, 2, 4, ..., 64, or 0 for no limit);
+    /// unset keeps the device's `arbitration_burst`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<u32>,
+    /// Set Features (Arbitration) commands issued during the run through
+    /// the admin queue, as `nvme set-feature` would.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set_features: Vec<SetArbitration>,
+}
+
+/// One Set Features (Arbitration) command at a time into the run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetArbitration {
+    /// When the host issues it, in milliseconds from the start of the run.
+    pub at_ms: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub high_weight: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub medium_weight: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low_weight: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ArbitrationMechanism {
+    #[default]
+    Auto,
+    RoundRobin,
+    WeightedRoundRobin,
+}
+
+fn default_weights() -> [u32; 3] {
+    // ESTIMATE: the reset value of HPW/MPW/LPW is vendor specific and no
+    // datasheet we have states it; 0 in every field (one command per class
+    // per round) makes unconfigured WRR a plain rotation between classes.
+    [1, 1, 1]
 }
 
 fn per_core() -> String {
@@ -181,6 +248,7 @@ impl Default for QueueMapConfig {
             policy: per_core(),
             read_write_ratio: None,
             write_queues: None,
+            sq_per_core: None,
         }
     }
 }
@@ -261,8 +329,15 @@ pub struct NvmeConfig {
     pub driver_queue_depth: u32,
     /// Commands the controller can hold in flight at once (command slots).
     pub command_slots: u32,
-    /// Arbitration burst: SQEs fetched from one SQ per arbitration visit (2^AB).
+    /// Arbitration burst: SQEs fetched from one SQ per arbitration visit (2^AB), the reset value.
     pub arbitration_burst: u32,
+    /// CAP.AMS bit 17: the controller supports weighted round robin with urgent priority class.
+    #[serde(default)]
+    pub wrr_supported: bool,
+    /// The Arbitration feature's weights after reset, in commands per round
+    /// (high, medium, low); the spec leaves them to the vendor.
+    #[serde(default = "default_weights")]
+    pub default_weights: [u32; 3],
     /// Firmware (controller CPU) time to decode and dispatch one command.
     pub firmware_ns_per_command: u64,
     /// Controller cores running the command firmware in parallel.

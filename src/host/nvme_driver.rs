@@ -34,8 +34,11 @@ impl QueuePair {
         self.sq_tail - self.sq_head_seen
     }
 
+    /// CPUs' clocks run ahead of each other; an update stamped before the
+    /// last one counts as happening at the last one.
     #[inline]
     fn integrate(&mut self, now: u64) {
+        let now = now.max(self.est_last_t);
         let occ = self.estimated_occupancy();
         self.est_area += occ as u128 * (now - self.est_last_t) as u128;
         self.est_last_t = now;

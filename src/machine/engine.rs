@@ -4,12 +4,15 @@
 //! them in the order the real stack does.
 
 use super::Event;
-use crate::config::{BlockLayerKind, DeviceKind, HostCosts, IrqMode, MachineConfig, SwQueuesKind};
+use crate::config::{
+    ArbitrationMechanism, BlockLayerKind, DeviceKind, HostCosts, IrqMode, MachineConfig, SetArbitration, SwQueuesKind,
+};
 use crate::host::blk_mq::{nvme_tag_depth, Hctx};
 use crate::host::block::{Elevator, RequestQueue};
 use crate::host::cpu::{CacheLineCost, Core, Lock, LockEnv, Placement, Topology};
 use crate::host::nvme_driver::QueuePair;
 use crate::host::queue_map::{self, QueueMapTable};
+use crate::nvme::arbitration::{ArbitrationFeature, Mechanism, Pick};
 use crate::nvme::controller::Controller;
 use crate::nvme::pcie::{PcieLink, CQE_BYTES};
 use crate::report::stats::{JobStats, StatsConfig};
@@ -32,6 +35,10 @@ pub struct RunOptions {
     /// Queue-map policy name.
     /// Queue-map policy name; `None` takes the device config's `[device.queue_map]`.
     pub queue_map: Option<String>,
+    /// Arbitration mechanism; `None` takes `[device.arbitration] mechanism`.
+    pub arbitration: Option<ArbitrationMechanism>,
+    /// Weights high, medium, low in commands per round; `None` takes `[device.arbitration]`.
+    pub weights: Option<(u32, u32, u32)>,
 }
 
 impl Default for RunOptions {
@@ -41,6 +48,8 @@ impl Default for RunOptions {
             precondition: Precondition::SteadyState,
             verify: false,
             queue_map: None,
+            arbitration: None,
+            weights: None,
         }
     }
 }
@@ -112,6 +121,21 @@ struct Request {
     cqe_sq_head: u64,
     /// When the CQE becomes visible to the host.
     cqe_at: Ns,
+}
+
+/// A Set Features (Arbitration) the host issues during the run, and what became of it.
+#[derive(Debug, Clone)]
+pub struct AdminCmd {
+    pub set: SetArbitration,
+    /// The feature value it set (known once the controller executed it).
+    pub applied: Option<ArbitrationFeature>,
+    pub submitted_ns: Ns,
+    pub executed_ns: Ns,
+    /// The host saw its completion.
+    pub completed_ns: Ns,
+    /// Commands the arbiter had launched per SQ priority (urgent, high,
+    /// medium, low) when it took effect.
+    pub launched_before: [u64; 4],
 }
 
 /// fio 3.33 checks steady state every STEADYSTATE_MSEC = 1000 ms (steadystate.h).
@@ -215,6 +239,8 @@ pub struct Machine {
     dev_busy_ns: Ns,
     expected_end: Ns,
     pub ss: Vec<SsTracker>,
+    /// Admin commands (Set Features) scheduled for this run.
+    pub admin_cmds: Vec<AdminCmd>,
 }
 
 impl Machine {
@@ -246,6 +272,7 @@ impl Machine {
                 None => None,
             },
             write_queues: qm.write_queues,
+            sq_per_core: qm.sq_per_core,
         };
         let policy = queue_map::build(policy_name, &topo, max_q, &params)?;
         let map = QueueMapTable::from_policy(policy.as_ref(), &topo);
@@ -343,10 +370,30 @@ impl Machine {
             });
         }
         let link = PcieLink::new(&cfg.device.pcie);
-        let ctrl = Controller::new(&cfg.device.nvme, nq, link);
+        let (mechanism, feature) = arbitration_setup(&cfg, map.name, opts)?;
+        let ctrl = Controller::new(&cfg.device.nvme, map.sq_prio.clone(), mechanism, feature, link);
+        let mut admin_cmds = Vec::new();
+        for s in &cfg.device.arbitration.set_features {
+            check_arbitration_values(&cfg.device.name, s.high_weight, s.medium_weight, s.low_weight, s.burst)?;
+            if !(s.at_ms.is_finite() && s.at_ms >= 0.0) {
+                return Err(format!(
+                    "device '{}': [[device.arbitration.set_features]] at_ms = {} must be a time >= 0",
+                    cfg.device.name, s.at_ms
+                ));
+            }
+            admin_cmds.push(AdminCmd {
+                set: s.clone(),
+                applied: None,
+                submitted_ns: 0,
+                executed_ns: 0,
+                completed_ns: 0,
+                launched_before: [0; 4],
+            });
+        }
         let mut qps = vec![QueuePair::default(); nq as usize];
         for (i, qp) in qps.iter_mut().enumerate() {
-            qp.irq_cpu = map.irq_cpu[i];
+            // The interrupt of the CQ this SQ posts to.
+            qp.irq_cpu = map.irq_cpu[map.cq_of[i] as usize];
         }
         let costs = cfg.host.costs.clone();
         let cl = CacheLineCost {
@@ -431,6 +478,7 @@ impl Machine {
             dev_busy_ns: 0,
             expected_end,
             ss,
+            admin_cmds,
             cfg,
         })
     }
@@ -612,6 +660,10 @@ impl Machine {
         if let Some(ssd) = self.ssd.as_mut() {
             ssd.kick_all(0, &mut self.q);
         }
+        for (k, c) in self.admin_cmds.iter().enumerate() {
+            let at = (c.set.at_ms * 1e6).round() as Ns;
+            self.q.schedule(at, Event::AdminSubmit { cmd: k as u32 });
+        }
         self.start_barrier(0, jobs);
         let mut live = self.threads.iter().filter(|t| t.barrier == 0).count();
         let mut tick = 0u32;
@@ -657,6 +709,34 @@ impl Machine {
                 Event::CqePost { cmd } => self.post_cqe(now, cmd),
                 Event::Irq { qp } => self.irq(now, qp),
                 Event::SteadyStateSample { tracker } => self.steadystate_sample(now, tracker),
+                Event::AdminSubmit { cmd } => self.admin_submit(now, cmd),
+                Event::AdminDoorbell => {
+                    self.ctrl.admin.doorbelled += 1;
+                    self.ctrl.doorbelled_total += 1;
+                    self.kick_fetch(now);
+                }
+                Event::AdminSqesArrived { n } => {
+                    for _ in 0..n {
+                        let cmd = self
+                            .ctrl
+                            .admin
+                            .entries
+                            .pop_front()
+                            .expect("fetched more admin SQEs than written");
+                        let ready = self.ctrl.firmware_decode(now);
+                        self.q.schedule(ready, Event::AdminExecute { cmd });
+                    }
+                }
+                Event::AdminExecute { cmd } => self.admin_execute(now, cmd),
+                Event::AdminIrq { cmd } => {
+                    let c = &self.costs;
+                    let core = &mut self.cores[0];
+                    let begin = now.max(core.busy_until);
+                    let end = begin + c.irq_entry_ns + c.cqe_handle_ns;
+                    core.busy_until = end;
+                    core.busy_ns += end - begin;
+                    self.admin_cmds[cmd as usize].completed_ns = end;
+                }
             }
             tick = tick.wrapping_add(1);
             if tick & 0xFFFF == 0 {
@@ -1110,9 +1190,10 @@ impl Machine {
             }
             handled += 1;
             cur += c.cqe_handle_ns;
-            self.qps[qpi as usize].saw_sq_head(cur, head);
+            // The CQE names its SQ (SQ Identifier): that SQ's head moves.
+            self.qps[hctx as usize].saw_sq_head(cur, head);
             self.qps[qpi as usize].completions += 1;
-            let _ = (hctx, thread);
+            let _ = thread;
             cur = self.host_complete(cur, cpu, r);
         }
         pending.drain(..handled);
@@ -1162,6 +1243,52 @@ impl Machine {
         }
     }
 
+    /// The host issues a Set Features (Arbitration) on CPU 0 (where Linux
+    /// takes the admin queue's interrupt): build the SQE and ring the admin
+    /// doorbell, at the cost of an I/O submission in the driver.
+    fn admin_submit(&mut self, now: Ns, cmd: u32) {
+        let c = &self.costs;
+        let core = &mut self.cores[0];
+        let begin = now.max(core.busy_until);
+        let end = begin + c.nvme_queue_rq_ns + c.doorbell_mmio_ns;
+        core.busy_until = end;
+        core.busy_ns += end - begin;
+        self.admin_cmds[cmd as usize].submitted_ns = begin;
+        self.ctrl.admin.entries.push_back(cmd);
+        let posted = self.ctrl.link.posted_ns;
+        self.q.schedule(end + posted, Event::AdminDoorbell);
+    }
+
+    /// The controller executes a Set Features (Arbitration): fields the
+    /// command leaves unset keep their value. Its completion goes to the
+    /// admin CQ.
+    fn admin_execute(&mut self, now: Ns, cmd: u32) {
+        let set = &self.admin_cmds[cmd as usize].set;
+        let mut f = self.ctrl.arb.feature;
+        if let Some(w) = set.high_weight {
+            f.high = w;
+        }
+        if let Some(w) = set.medium_weight {
+            f.medium = w;
+        }
+        if let Some(w) = set.low_weight {
+            f.low = w;
+        }
+        if let Some(b) = set.burst {
+            f.burst = burst_of(b);
+        }
+        self.ctrl.arb.set_feature(f);
+        let a = &mut self.admin_cmds[cmd as usize];
+        a.launched_before = self.ctrl.arb.launched;
+        a.applied = Some(f);
+        a.executed_ns = now;
+        self.ctrl.slots_free += 1;
+        let t = self.ctrl.firmware_complete(now);
+        let arrive = self.ctrl.link.device_write(t, CQE_BYTES);
+        self.q.schedule(arrive, Event::AdminIrq { cmd });
+        self.kick_fetch(now);
+    }
+
     fn kick_fetch(&mut self, now: Ns) {
         if self.ctrl.fetch_scheduled {
             return;
@@ -1171,9 +1298,19 @@ impl Machine {
             self.q.schedule(self.ctrl.fetch_engine.busy_until, Event::FetchEngine);
             return;
         }
-        if let Some((sq, n)) = self.ctrl.arbitrate() {
-            let (engine_free, arrive) = self.ctrl.fetch(now, sq, n);
-            self.q.schedule(arrive, Event::SqesArrived { sq, n });
+        if let Some(pick) = self.ctrl.arbitrate() {
+            let engine_free = match pick {
+                Pick::Io { sq, n } => {
+                    let (engine_free, arrive) = self.ctrl.fetch(now, sq, n);
+                    self.q.schedule(arrive, Event::SqesArrived { sq, n });
+                    engine_free
+                }
+                Pick::Admin(n) => {
+                    let (engine_free, arrive) = self.ctrl.fetch_admin(now, n);
+                    self.q.schedule(arrive, Event::AdminSqesArrived { n });
+                    engine_free
+                }
+            };
             // Come back when the engine is free only if there is more to
             // fetch; otherwise the next doorbell finds the engine busy (or
             // free) by itself.
@@ -1342,11 +1479,12 @@ impl Machine {
         if self.dev_outstanding == 0 {
             self.dev_busy_ns += now - self.dev_busy_since;
         }
-        let qp = &mut self.qps[hctx as usize];
+        let cq = self.map.cq_of[hctx as usize];
+        let qp = &mut self.qps[cq as usize];
         qp.cq_pending.push(cmd);
         if !qp.irq_armed {
             qp.irq_armed = true;
-            self.q.schedule(arrive, Event::Irq { qp: hctx });
+            self.q.schedule(arrive, Event::Irq { qp: cq });
         }
         self.kick_fetch(now);
     }
@@ -1415,4 +1553,80 @@ impl Machine {
         }
         s
     }
+}
+
+/// A Set Features burst in commands: 0 is "no limit" (AB = 111b).
+fn burst_of(b: u32) -> Option<u32> {
+    (b != 0).then_some(b)
+}
+
+/// Check weights (1..=256 commands: an 8-bit 0's-based field) and a burst
+/// (a power of two up to 64, or 0 for no limit: the 3-bit AB field).
+fn check_arbitration_values(
+    device: &str,
+    high: Option<u32>,
+    medium: Option<u32>,
+    low: Option<u32>,
+    burst: Option<u32>,
+) -> Result<(), String> {
+    for (name, w) in [("high_weight", high), ("medium_weight", medium), ("low_weight", low)] {
+        if let Some(w) = w {
+            if !(1..=256).contains(&w) {
+                return Err(format!(
+                    "device '{device}': [device.arbitration] {name} = {w}: expected 1 to 256 commands per round \
+(the Set Features field is 0's based, 8 bits)"
+                ));
+            }
+        }
+    }
+    if let Some(b) = burst {
+        if b != 0 && !(b.is_power_of_two() && b <= 64) {
+            return Err(format!(
+                "device '{device}': [device.arbitration] burst = {b}: expected 1, 2, 4, 8, 16, 32, 64 or 0 (no limit)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The arbitration mechanism the driver enables and the Arbitration feature
+/// it sets before the run.
+fn arbitration_setup(
+    cfg: &MachineConfig,
+    map_name: &str,
+    opts: &RunOptions,
+) -> Result<(Mechanism, ArbitrationFeature), String> {
+    let a = &cfg.device.arbitration;
+    let dev = &cfg.device.name;
+    let mech = opts.arbitration.unwrap_or(a.mechanism);
+    let mechanism = match mech {
+        // The drivers that create priority queues enable WRR (the
+        // HotStorage '17 patch; SPDK's arbitration example); stock Linux
+        // leaves CC.AMS at round robin.
+        ArbitrationMechanism::Auto if map_name.starts_with("wrr-") => Mechanism::WeightedUrgent,
+        ArbitrationMechanism::Auto | ArbitrationMechanism::RoundRobin => Mechanism::RoundRobin,
+        ArbitrationMechanism::WeightedRoundRobin => Mechanism::WeightedUrgent,
+    };
+    if mechanism == Mechanism::WeightedUrgent && !cfg.device.nvme.wrr_supported {
+        return Err(format!(
+            "device '{dev}' does not support weighted round robin arbitration (CAP.AMS bit 17 clear); \
+use a device that does (samsung-pm1725a) or set [device.nvme] wrr_supported = true to model one"
+        ));
+    }
+    let (h, m, l) = match opts.weights {
+        Some((h, m, l)) => (Some(h), Some(m), Some(l)),
+        None => (a.high_weight, a.medium_weight, a.low_weight),
+    };
+    check_arbitration_values(dev, h, m, l, a.burst)?;
+    let d = cfg.device.nvme.default_weights;
+    let feature = ArbitrationFeature {
+        burst: match a.burst {
+            Some(b) => burst_of(b),
+            None => Some(cfg.device.nvme.arbitration_burst.max(1)),
+        },
+        high: h.unwrap_or(d[0]),
+        medium: m.unwrap_or(d[1]),
+        low: l.unwrap_or(d[2]),
+    };
+    Ok((mechanism, feature))
 }

@@ -36,4 +36,14 @@ pub enum Event {
     Irq { qp: u32 },
     /// A steady-state check (fio `steadystate`) of tracker `tracker` is due.
     SteadyStateSample { tracker: u32 },
+    /// The host issues admin command `cmd` (a Set Features) on CPU 0.
+    AdminSubmit { cmd: u32 },
+    /// The admin SQ tail doorbell reached the controller.
+    AdminDoorbell,
+    /// Fetched admin SQEs arrived in the controller.
+    AdminSqesArrived { n: u32 },
+    /// Firmware has decoded admin command `cmd`: it takes effect and completes.
+    AdminExecute { cmd: u32 },
+    /// The admin CQ's interrupt for `cmd` reaches CPU 0.
+    AdminIrq { cmd: u32 },
 }

@@ -1,12 +1,15 @@
 //! The controller's front end (NVMe base spec 2.0, §3.4.4 "Command
-//! Arbitration" and §3.3 queue mechanics): a fetch engine that walks the
-//! submission queues round-robin, taking up to the arbitration burst from a
-//! queue per visit; a bounded number of command slots (a command holds one
+//! Arbitration" and §3.3 queue mechanics): a fetch engine that picks the
+//! next submission queue by the enabled arbitration mechanism (round robin,
+//! or weighted round robin with urgent class; [`super::arbitration`]),
+//! taking up to the arbitration burst from a queue per visit; an admin
+//! submission queue (for Set Features); a bounded number of command slots (a command holds one
 //! from fetch to completion post); firmware cores that decode and dispatch
 //! each command; and in-order acceptance per SQ: a command that cannot start
 //! (e.g. no room in the write cache) holds back the commands behind it in
 //! its own SQ while the other SQs go on.
 
+use super::arbitration::{Arbiter, ArbitrationFeature, Mechanism, Pick, QPrio};
 use super::pcie::{PcieLink, SQE_BYTES};
 use crate::config::NvmeConfig;
 use crate::sim::{FcfsServer, Ns};
@@ -36,8 +39,12 @@ pub struct DeviceSq {
 }
 
 impl DeviceSq {
+    /// Host writes carry the writing CPU's clock, which may run ahead of
+    /// the controller's event time; an update stamped before the last one
+    /// counts as happening at the last one (never a negative interval).
     #[inline]
     fn integrate(&mut self, now: Ns) {
+        let now = now.max(self.occ_last_t);
         self.occ_area += self.entries.len() as u128 * (now - self.occ_last_t) as u128;
         self.occ_last_t = now;
     }
@@ -69,13 +76,19 @@ impl DeviceSq {
     }
 }
 
+/// The admin submission queue: commands are indices into the host's list of admin commands.
+#[derive(Debug, Clone, Default)]
+pub struct AdminSq {
+    pub entries: VecDeque<u32>,
+    pub doorbelled: u32,
+}
+
 pub struct Controller {
     pub sqs: Vec<DeviceSq>,
+    pub admin: AdminSq,
     pub slots_total: u32,
     pub slots_free: u32,
-    pub burst: u32,
-    /// Round-robin pointer: the SQ the next arbitration looks at first.
-    rr_next: usize,
+    pub arb: Arbiter,
     /// The fetch engine is issuing a fetch until this time.
     pub fetch_engine: FcfsServer,
     pub fetch_scheduled: bool,
@@ -90,13 +103,21 @@ pub struct Controller {
 }
 
 impl Controller {
-    pub fn new(c: &NvmeConfig, nr_sqs: u32, link: PcieLink) -> Self {
+    /// A controller whose I/O SQs were created with priorities `prios`,
+    /// enabled with `mechanism`, its Arbitration feature at `feature`.
+    pub fn new(
+        c: &NvmeConfig,
+        prios: Vec<QPrio>,
+        mechanism: Mechanism,
+        feature: ArbitrationFeature,
+        link: PcieLink,
+    ) -> Self {
         Controller {
-            sqs: vec![DeviceSq::default(); nr_sqs as usize],
+            sqs: vec![DeviceSq::default(); prios.len()],
+            admin: AdminSq::default(),
             slots_total: c.command_slots.max(1),
             slots_free: c.command_slots.max(1),
-            burst: c.arbitration_burst.max(1),
-            rr_next: 0,
+            arb: Arbiter::new(mechanism, feature, prios),
             fetch_engine: FcfsServer::default(),
             fetch_scheduled: false,
             firmware: vec![FcfsServer::default(); c.firmware_cores.max(1) as usize],
@@ -109,11 +130,11 @@ impl Controller {
         }
     }
 
-    /// Round-robin arbitration: the next SQ (from the RR pointer) with
-    /// doorbelled entries that is not blocked. Returns (sq, n) with n the
-    /// commands to fetch, bounded by the burst and the free slots, and
-    /// reserves the slots.
-    pub fn arbitrate(&mut self) -> Option<(u32, u32)> {
+    /// Arbitration: the next SQ to fetch from, by the enabled mechanism,
+    /// among SQs with doorbelled entries that are not held back (in-order
+    /// acceptance); `n` is bounded by the burst and the free slots, which
+    /// it reserves.
+    pub fn arbitrate(&mut self) -> Option<Pick> {
         if self.doorbelled_total == 0 {
             return None;
         }
@@ -121,18 +142,40 @@ impl Controller {
             self.slot_stalls += 1;
             return None;
         }
-        let n = self.sqs.len();
-        for k in 0..n {
-            let i = (self.rr_next + k) % n;
-            let sq = &self.sqs[i];
-            if sq.doorbelled > 0 && !sq.blocked {
-                let take = (sq.doorbelled as u32).min(self.burst).min(self.slots_free);
-                self.rr_next = (i + 1) % n;
-                self.slots_free -= take;
-                return Some((i as u32, take));
-            }
-        }
-        None
+        let sqs = &self.sqs;
+        let pick = self.arb.pick(
+            self.admin.doorbelled,
+            |i| {
+                let s = &sqs[i as usize];
+                if s.blocked {
+                    0
+                } else {
+                    s.doorbelled.min(u32::MAX as u64) as u32
+                }
+            },
+            self.slots_free,
+        )?;
+        let n = match pick {
+            Pick::Admin(n) | Pick::Io { n, .. } => n,
+        };
+        self.slots_free -= n;
+        Some(pick)
+    }
+
+    /// Start fetching `n` admin SQEs at `now`: returns (engine free again, SQEs arrive).
+    pub fn fetch_admin(&mut self, now: Ns, n: u32) -> (Ns, Ns) {
+        self.admin.doorbelled -= n;
+        self.doorbelled_total -= n as u64;
+        self.fetch_bytes(now, n)
+    }
+
+    fn fetch_bytes(&mut self, now: Ns, n: u32) -> (Ns, Ns) {
+        let arrive = self.link.device_read(now, n as u64 * SQE_BYTES);
+        // The engine is busy for the request issue + SQE payload; the round
+        // trip itself is pipelined (several fetches may be outstanding).
+        let issue = crate::sim::transfer_ns(n as u64 * SQE_BYTES, self.link.bandwidth);
+        let (_, engine_free) = self.fetch_engine.serve(now, issue.max(1));
+        (engine_free, arrive)
     }
 
     /// Start fetching `n` SQEs of `sq` at `now`: returns (engine free again, SQEs arrive).
@@ -140,12 +183,7 @@ impl Controller {
         let s = &mut self.sqs[sq as usize];
         s.doorbelled -= n as u64;
         self.doorbelled_total -= n as u64;
-        let arrive = self.link.device_read(now, n as u64 * SQE_BYTES);
-        // The engine is busy for the request issue + SQE payload; the round
-        // trip itself is pipelined (several fetches may be outstanding).
-        let issue = crate::sim::transfer_ns(n as u64 * SQE_BYTES, self.link.bandwidth);
-        let (_, engine_free) = self.fetch_engine.serve(now, issue.max(1));
-        (engine_free, arrive)
+        self.fetch_bytes(now, n)
     }
 
     /// Remove `n` fetched commands from the SQ head at `now`, in order.

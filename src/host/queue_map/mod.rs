@@ -8,10 +8,13 @@
 
 mod per_core;
 mod split;
+mod wrr;
 pub use per_core::{spread_cpus, PerCore};
 pub use split::{parse_ratio, DirectionSplit};
+pub use wrr::{qprio_of_class, WrrAffinity, WrrIoprio};
 
 use crate::host::cpu::Topology;
+use crate::nvme::arbitration::QPrio;
 use crate::workload::{Ddir, IoPrio};
 
 pub trait QueueMap {
@@ -32,6 +35,16 @@ pub trait QueueMap {
     fn nr_sw_queues(&self, nr_cpus: u32) -> u32 {
         nr_cpus
     }
+    /// The QPRIO the driver creates SQ `q` with. Stock Linux leaves the
+    /// field zero, i.e. urgent (drivers/nvme/host/pci.c adapter_alloc_sq);
+    /// only weighted arbitration looks at it.
+    fn sq_prio(&self, _q: u32) -> QPrio {
+        QPrio::Urgent
+    }
+    /// The completion queue SQ `q` posts to (Linux: each SQ has its own).
+    fn cq_of(&self, q: u32) -> u32 {
+        q
+    }
 }
 
 /// The `[device.queue_map]` settings a policy may read.
@@ -41,10 +54,12 @@ pub struct MapParams {
     pub read_write_ratio: Option<(u32, u32)>,
     /// linux-read-queues: queues of the default (write) map.
     pub write_queues: Option<u32>,
+    /// wrr-ioprio: submission queues per core (default 4: urgent, high, medium, low).
+    pub sq_per_core: Option<u32>,
 }
 
 /// The policies `build` knows, for messages and `--help`.
-pub const POLICIES: &str = "per-core, rw-isolation, linux-read-queues";
+pub const POLICIES: &str = "per-core, rw-isolation, linux-read-queues, wrr-ioprio, wrr-affinity";
 
 /// Build the policy named `name` for a host and a device queue limit.
 pub fn build(
@@ -55,6 +70,20 @@ pub fn build(
 ) -> Result<Box<dyn QueueMap>, String> {
     let split = match name {
         "per-core" => None,
+        "wrr-ioprio" => {
+            // The HotStorage '17 design: four SQs per core, one per priority.
+            let k = params.sq_per_core.unwrap_or(4);
+            if !(1..=4).contains(&k) {
+                return Err(format!(
+                    "queue map 'wrr-ioprio': sq_per_core = {k}, expected 1 to 4 (one SQ per priority: urgent, high, medium, low)"
+                ));
+            }
+            return Ok(match WrrIoprio::new(topo, device_max_queues, k) {
+                Some(m) => Box::new(m),
+                None => Box::new(PerCore::new(topo, device_max_queues)),
+            });
+        }
+        "wrr-affinity" => return Ok(Box::new(WrrAffinity::new(topo, device_max_queues))),
         // The isolation study's default split: three read queues per write queue.
         "rw-isolation" => {
             DirectionSplit::rw_isolation(topo, device_max_queues, params.read_write_ratio.unwrap_or((3, 1)))
@@ -92,6 +121,10 @@ pub struct QueueMapTable {
     /// Interrupt CPU of each hardware queue.
     pub irq_cpu: Vec<u32>,
     pub cpus: Vec<Vec<u32>>,
+    /// QPRIO of each SQ.
+    pub sq_prio: Vec<QPrio>,
+    /// Completion queue of each SQ (an index of an SQ whose queue pair holds it).
+    pub cq_of: Vec<u32>,
 }
 
 impl QueueMapTable {
@@ -116,6 +149,8 @@ impl QueueMapTable {
             nr_sw_queues: p.nr_sw_queues(nr),
             irq_cpu: cpus.iter().map(|c| c.first().copied().unwrap_or(0)).collect(),
             cpus,
+            sq_prio: (0..p.nr_hw_queues()).map(|q| p.sq_prio(q)).collect(),
+            cq_of: (0..p.nr_hw_queues()).map(|q| p.cq_of(q)).collect(),
         }
     }
 

@@ -190,7 +190,7 @@ mod tests {
         let t = Topology::uniform(2, 4, 1);
         let params = MapParams {
             read_write_ratio: Some((3, 1)),
-            write_queues: None,
+            ..MapParams::default()
         };
         for q in [1, 2] {
             let m = build("rw-isolation", &t, q, &params).unwrap();
@@ -231,8 +231,8 @@ mod tests {
         assert_eq!(r, vec![2, 2, 3, 3, 4, 4, 5, 5]);
         // No queue left for reads: the driver does not split.
         let params = |w| MapParams {
-            read_write_ratio: None,
             write_queues: Some(w),
+            ..MapParams::default()
         };
         assert_eq!(
             build("linux-read-queues", &t, 2, &params(2)).unwrap().name(),
