@@ -52,8 +52,9 @@ struct MachineArgs {
     /// Device preset (overrides the config's [device] extends). See `nvmesim presets`.
     #[arg(long, value_name = "PRESET")]
     device: Option<String>,
-    /// Device state at time zero: none (fresh), sequential (every LBA written once), steady-state (after long random
-    /// overwrites, GC caught up), sustained (during sustained random overwrites: foreground GC from the start).
+    /// Device state at time zero: none (fresh), sequential (every LBA written once), working-set (the jobs' files
+    /// written once, as a prefill job would), steady-state (after long random overwrites, GC caught up), sustained
+    /// (during sustained random overwrites: foreground GC from the start).
     #[arg(long, default_value = "steady-state", value_name = "STATE")]
     precondition: String,
     /// Queue-map policy: which hardware queue a request goes to (per-core, rw-isolation,
@@ -118,6 +119,10 @@ struct RunArgs {
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
+    /// End the run when these jobs (comma-separated names) have finished: the other jobs then stop
+    /// issuing, drain and end, as when background jobs are stopped by hand. Not a fio option.
+    #[arg(long, value_name = "JOB[,JOB]", value_delimiter = ',')]
+    end_with: Vec<String>,
 }
 
 #[derive(clap::Args)]
@@ -224,6 +229,7 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
         queue_map: a.machine.queue_map.clone(),
         arbitration: a.machine.arbitration,
         weights: a.machine.weights,
+        end_with: a.end_with.clone(),
     };
     let formats: Vec<&str> = a.output_format.split(',').map(|s| s.trim()).collect();
     for f in &formats {

@@ -178,3 +178,55 @@ fn blk_mq_scenario_writes_report_figures_rows_and_rerunnable_inputs() {
     assert_eq!(iops, row["value"].as_f64().unwrap());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn rw_isolation_scenario_keeps_reads_out_of_blocked_write_queues() {
+    let dir = std::env::temp_dir().join(format!("nvmesim-rwiso-{}", std::process::id()));
+    let out = nvmesim()
+        .args(["scenario", "run", "rw-isolation", "--quick", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let d = dir.join("rw-isolation");
+    for f in [
+        "report.md",
+        "results.json",
+        "reader-iops.svg",
+        "read-latency.png",
+        "jobs/4r-4w-fqueue.fio",
+        "configs/4r-4w-isolation.toml",
+    ] {
+        assert!(d.join(f).exists(), "{f} missing");
+    }
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("results.json")).unwrap()).unwrap();
+    let rows = rows.as_array().unwrap();
+    let get = |w: &str, v: &str, metric: &str| {
+        rows.iter()
+            .find(|r| r["workload"] == w && r["variant"] == v && r["metric"] == metric)
+            .and_then(|r| r["value"].as_f64())
+            .unwrap_or_else(|| panic!("no row {w} {v} {metric}"))
+    };
+    for w in ["6R+2W", "4R+4W", "2R+6W"] {
+        // Only SQs carrying both directions hold reads behind blocked writes.
+        assert!(get(w, "Baseline", "reads_held_behind_blocked_sq") > 0.0, "{w}");
+        assert_eq!(get(w, "FQueue", "reads_held_behind_blocked_sq"), 0.0, "{w}");
+        assert_eq!(get(w, "Isolation", "reads_held_behind_blocked_sq"), 0.0, "{w}");
+        assert!(
+            get(w, "Isolation", "reader_iops_mean") > get(w, "Baseline", "reader_iops_mean"),
+            "{w}"
+        );
+        assert!(
+            get(w, "Isolation", "read_clat_p99.9") < get(w, "Baseline", "read_clat_p99.9"),
+            "{w}"
+        );
+    }
+    // Slowed writers never fill the write cache: nothing blocks, all alike.
+    let w = "6R+2W slow writers";
+    assert_eq!(get(w, "Baseline", "sq_blocked_total"), 0.0);
+    let b = get(w, "Baseline", "reader_iops_mean");
+    let i = get(w, "Isolation", "reader_iops_mean");
+    assert!((i / b - 1.0).abs() < 0.05, "{i} vs {b}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -39,6 +39,11 @@ pub struct RunOptions {
     pub arbitration: Option<ArbitrationMechanism>,
     /// Weights high, medium, low in commands per round; `None` takes `[device.arbitration]`.
     pub weights: Option<(u32, u32, u32)>,
+    /// Jobs (by name) whose end ends the run: when all their threads have
+    /// finished, every other job stops issuing, drains and ends there, as
+    /// an experimenter stops background jobs (fio has no such option; its
+    /// `exitall` ends everything at the *first* job's end).
+    pub end_with: Vec<String>,
 }
 
 impl Default for RunOptions {
@@ -50,6 +55,7 @@ impl Default for RunOptions {
             queue_map: None,
             arbitration: None,
             weights: None,
+            end_with: Vec::new(),
         }
     }
 }
@@ -61,6 +67,10 @@ pub enum Precondition {
     None,
     /// Every LBA written once, in order.
     Sequential,
+    /// The jobs' files written once, in order, as a prefill job would (a
+    /// block-device name makes the whole namespace the working set); the
+    /// rest of the drive fresh.
+    WorkingSet,
     /// After long uniform random overwrites, then enough idle time for GC to
     /// refill the free-block pool (GC idle at time zero).
     SteadyState,
@@ -75,10 +85,11 @@ impl std::str::FromStr for Precondition {
         match s {
             "none" => Ok(Precondition::None),
             "sequential" | "seq" | "full" => Ok(Precondition::Sequential),
+            "working-set" | "files" => Ok(Precondition::WorkingSet),
             "steady-state" | "steady" => Ok(Precondition::SteadyState),
             "sustained" | "steady-state-sustained" => Ok(Precondition::Sustained),
             _ => Err(format!(
-                "unknown precondition '{s}' (none | sequential | steady-state | sustained)"
+                "unknown precondition '{s}' (none | sequential | working-set | steady-state | sustained)"
             )),
         }
     }
@@ -241,6 +252,8 @@ pub struct Machine {
     pub ss: Vec<SsTracker>,
     /// Admin commands (Set Features) scheduled for this run.
     pub admin_cmds: Vec<AdminCmd>,
+    /// Threads whose end ends the run (`RunOptions::end_with`).
+    end_with: Vec<u32>,
 }
 
 impl Machine {
@@ -279,12 +292,25 @@ impl Machine {
         let nq = map.nr_hw_queues;
         let tag_depth = nvme_tag_depth(cfg.device.nvme.driver_queue_depth, cfg.device.nvme.max_queue_entries);
         let verify = opts.verify || jobs.jobs.iter().any(|j| j.verify);
-        let (ssd, namespace_bytes, unit_bytes) = match (&cfg.device.kind, &cfg.device.ssd) {
+        // null_blk's default device is 250 GB (module parameter gb=250).
+        let namespace_bytes = match (&cfg.device.kind, &cfg.device.ssd) {
+            (DeviceKind::Ssd, Some(s)) => s.user_capacity_bytes,
+            _ => 250 * 1_000_000_000,
+        };
+        let extents = super::files::layout(jobs, namespace_bytes)?;
+        let (ssd, unit_bytes) = match (&cfg.device.kind, &cfg.device.ssd) {
             (DeviceKind::Ssd, Some(s)) => {
                 let mut ssd = Ssd::new(s, verify)?;
                 match opts.precondition {
                     Precondition::None => {}
                     Precondition::Sequential => ssd.ftl.precondition_sequential(1.0),
+                    Precondition::WorkingSet => {
+                        // Files are laid out from LBA 0 in order, so the
+                        // working set is one prefix of the namespace.
+                        let end = extents.iter().flatten().map(|&(b, l)| b + l).max().unwrap_or(0);
+                        ssd.ftl
+                            .precondition_sequential(end as f64 / s.user_capacity_bytes as f64);
+                    }
                     Precondition::SteadyState | Precondition::Sustained => {
                         // The valid-page layout of long random overwrites. The
                         // free pool: after idle time GC has refilled it to its
@@ -301,7 +327,7 @@ impl Machine {
                             .precondition_steady_state(opts.seed, pool + s.nand.planes_per_die);
                     }
                 }
-                (Some(ssd), s.user_capacity_bytes, s.mapping_unit_bytes as u64)
+                (Some(ssd), s.mapping_unit_bytes as u64)
             }
             (DeviceKind::Ssd, None) => {
                 return Err(format!(
@@ -309,13 +335,11 @@ impl Machine {
                     cfg.device.name
                 ))
             }
-            // null_blk's default device is 250 GB (module parameter gb=250).
-            (DeviceKind::Null, _) => (None, 250 * 1_000_000_000, 4096),
+            (DeviceKind::Null, _) => (None, 4096),
         };
         let mut cores = vec![Core::default(); nr_cpus as usize];
         let mut threads = Vec::new();
         let mut barrier = 0u32;
-        let extents = super::files::layout(jobs, namespace_bytes)?;
         for (ji, spec) in jobs.jobs.iter().enumerate() {
             if spec.stonewall && ji > 0 {
                 barrier += 1;
@@ -329,7 +353,7 @@ impl Machine {
                     ji,
                     clone,
                     barrier,
-                    extents[ji],
+                    extents[ji][clone as usize],
                     opts.seed,
                     threads.len() as u64,
                 )?;
@@ -368,6 +392,18 @@ impl Machine {
                 start_ns: 0,
                 prev: vec![(0, 0)],
             });
+        }
+        let mut end_with = Vec::new();
+        for name in &opts.end_with {
+            let before = end_with.len();
+            for (ti, th) in threads.iter().enumerate() {
+                if jobs.jobs[th.job].name == *name {
+                    end_with.push(ti as u32);
+                }
+            }
+            if end_with.len() == before {
+                return Err(format!("end the run with job '{name}': no job of that name"));
+            }
         }
         let link = PcieLink::new(&cfg.device.pcie);
         let (mechanism, feature) = arbitration_setup(&cfg, map.name, opts)?;
@@ -479,6 +515,7 @@ impl Machine {
             expected_end,
             ss,
             admin_cmds,
+            end_with,
             cfg,
         })
     }
@@ -672,6 +709,16 @@ impl Machine {
             match ev {
                 Event::ThreadRun { thread } => {
                     if self.thread_run(now, thread) {
+                        if !self.end_with.is_empty()
+                            && self
+                                .end_with
+                                .iter()
+                                .all(|&t| self.threads[t as usize].state == ThreadState::Done)
+                        {
+                            for th in &mut self.threads {
+                                th.end_ns = th.end_ns.min(now);
+                            }
+                        }
                         live -= 1;
                         if live == 0 {
                             self.barrier_now += 1;
@@ -1337,9 +1384,13 @@ impl Machine {
     }
 
     fn cmd_ready(&mut self, now: Ns, cmd: u32) {
-        let sq = self.reqs.get(cmd).hctx as usize;
+        let (sq, ddir) = {
+            let r = self.reqs.get(cmd);
+            (r.hctx as usize, r.io.ddir)
+        };
         let s = &mut self.ctrl.sqs[sq];
         if s.blocked || !s.waiting.is_empty() {
+            s.held[ddir as usize] += 1;
             s.waiting.push_back(cmd);
             return;
         }

@@ -158,6 +158,8 @@ fn extras(m: &Machine, end: Ns) -> Value {
         .map(|(i, (s, qp))| {
             json!({
                 "sq": i + 1,
+                "cq": m.map.cq_of[i] + 1,
+                "priority": m.map.sq_prio[i].name(),
                 "irq_cpu": qp.irq_cpu,
                 "commands_fetched": s.fetched,
                 "occupancy_mean": s.mean_occupancy(end),
@@ -165,6 +167,8 @@ fn extras(m: &Machine, end: Ns) -> Value {
                 "host_estimate_mean": if end == 0 { 0.0 } else { (qp.est_area as f64) / end as f64 },
                 "host_estimate_max": qp.est_max,
                 "blocked_ms": s.blocked_ns as f64 / NS_PER_MS as f64,
+                "held_reads": s.held[0],
+                "held_writes": s.held[1],
                 "doorbells": qp.doorbells,
                 "interrupts": qp.interrupts,
             })
@@ -202,6 +206,7 @@ fn extras(m: &Machine, end: Ns) -> Value {
             "cpu_util_pct": cpus,
         },
         "device": device,
+        "arbitration": arbitration_json(m),
         "sqs": sqs,
         "request_queue": if m.block == crate::config::BlockLayerKind::SingleQueue {
             json!({
@@ -214,5 +219,44 @@ fn extras(m: &Machine, end: Ns) -> Value {
             Value::Null
         },
         "locks": locks,
+    })
+}
+
+fn arbitration_json(m: &Machine) -> Value {
+    use crate::nvme::arbitration::{Mechanism, QPrio};
+    let a = &m.ctrl.arb;
+    let f = a.feature;
+    let launched: serde_json::Map<String, Value> = QPrio::ALL
+        .iter()
+        .map(|p| (p.name().to_string(), json!(a.launched[*p as usize])))
+        .collect();
+    let admin: Vec<Value> = m
+        .admin_cmds
+        .iter()
+        .map(|c| {
+            json!({
+                "command": "set-features arbitration",
+                "at_ms": c.set.at_ms,
+                "executed_ms": c.executed_ns as f64 / NS_PER_MS as f64,
+                "dword11": c.applied.map(|f| format!("{:#010x}", f.dword11())),
+                "high_weight": c.applied.map(|f| f.high),
+                "medium_weight": c.applied.map(|f| f.medium),
+                "low_weight": c.applied.map(|f| f.low),
+            })
+        })
+        .collect();
+    json!({
+        "mechanism": match a.mechanism {
+            Mechanism::RoundRobin => "round-robin",
+            Mechanism::WeightedUrgent => "weighted-round-robin",
+        },
+        "burst": f.burst,
+        "high_weight": f.high,
+        "medium_weight": f.medium,
+        "low_weight": f.low,
+        "commands_launched": launched,
+        "admin_commands_launched": a.launched_admin,
+        "wrr_rounds": a.rounds,
+        "admin": admin,
     })
 }

@@ -36,6 +36,9 @@ pub struct DeviceSq {
     pub occ_max: u64,
     pub blocked_ns: Ns,
     blocked_since: Ns,
+    /// Commands (by direction: read, write, trim) that had to wait behind
+    /// an earlier command of this SQ that could not start (head-of-line blocking).
+    pub held: [u64; 3],
 }
 
 impl DeviceSq {

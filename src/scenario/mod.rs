@@ -7,6 +7,7 @@
 
 mod blk_mq;
 mod datasheet;
+mod rw_isolation;
 
 use crate::config::MachineConfig;
 use crate::machine::{self, Precondition, RunOptions};
@@ -25,6 +26,10 @@ pub fn list() -> Vec<(&'static str, &'static str)> {
             "blk-mq",
             "single-queue block layer vs blk-mq vs no block layer on 1-8 sockets, null device (Bjørling et al., SYSTOR 2013)",
         ),
+        (
+            "rw-isolation",
+            "readers and writers on an Intel 750: stock per-core queues vs pinned threads vs read/write queue isolation",
+        ),
     ]
 }
 
@@ -34,6 +39,7 @@ pub fn run(name: &str, out: &Path, quick: bool) -> Result<(), String> {
     match name {
         "datasheet" => datasheet::run(&dir, quick),
         "blk-mq" => blk_mq::run(&dir, quick),
+        "rw-isolation" => rw_isolation::run(&dir, quick),
         _ => {
             let names: Vec<&str> = list().iter().map(|(n, _)| *n).collect();
             Err(format!("unknown scenario '{name}' (available: {})", names.join(", ")))
@@ -64,13 +70,23 @@ pub(crate) fn run_json(
     pre: Precondition,
     seed: u64,
 ) -> Result<Value, String> {
-    let jobs = fio::parse_str(job, job_name).map_err(|e| e.to_string())?;
     let opts = RunOptions {
         seed,
         precondition: pre,
         ..RunOptions::default()
     };
-    let out = machine::run(cfg.clone(), &jobs, &opts, &mut |_, _| {})?;
+    run_json_opts(cfg, job_name, job, &opts)
+}
+
+/// Run a job text with full run options and return fio's JSON as a value.
+pub(crate) fn run_json_opts(
+    cfg: &MachineConfig,
+    job_name: &str,
+    job: &str,
+    opts: &RunOptions,
+) -> Result<Value, String> {
+    let jobs = fio::parse_str(job, job_name).map_err(|e| e.to_string())?;
+    let out = machine::run(cfg.clone(), &jobs, opts, &mut |_, _| {})?;
     let mut s = String::new();
     crate::report::fio_json::write_json(&mut s, &out.report, false);
     serde_json::from_str(&s).map_err(|e| format!("internal: fio JSON did not parse: {e}"))

@@ -48,8 +48,10 @@ const ZETA_EXACT_TERMS: u64 = 100_000;
 ///   after the offset, rounded down to the minimum block size), or, without
 ///   `size`, everything from the offset to the end of the file;
 /// - `filesize` is the file's size: the caller passes it as `file_bytes`;
-/// - numjobs clones share the same region (fio adds `offset_increment` per
-///   clone, which nvmesim does not support, so `clone_index` changes nothing).
+/// - the region is inside the clone's file: clones of a job with `filename`
+///   share it, clones without one each have their own (`jobname.clone.0`,
+///   see `machine::files`); fio's `offset_increment` per clone is not
+///   supported, so `clone_index` changes nothing here.
 ///
 /// Errors when the offset is at or past the end, when `offset + size` runs
 /// past the end, or when the region cannot hold the largest block size.
