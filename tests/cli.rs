@@ -230,3 +230,57 @@ fn rw_isolation_scenario_keeps_reads_out_of_blocked_write_queues() {
     assert!((i / b - 1.0).abs() < 0.05, "{i} vs {b}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn wrr_scenario_weights_act_only_on_commands_waiting_in_sqs() {
+    let dir = std::env::temp_dir().join(format!("nvmesim-wrr-{}", std::process::id()));
+    let out = nvmesim()
+        .args(["scenario", "run", "wrr", "--quick", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let d = dir.join("wrr");
+    for f in [
+        "report.md",
+        "results.json",
+        "apps.svg",
+        "fg-iops.png",
+        "configs/fgbg-wrr.toml",
+    ] {
+        assert!(d.join(f).exists(), "{f} missing");
+    }
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("results.json")).unwrap()).unwrap();
+    let rows = rows.as_array().unwrap();
+    let app = |setting: &str, app: &str, slots: u64| {
+        rows.iter()
+            .find(|r| {
+                r["variant"] == setting
+                    && r["workload"] == app
+                    && r["metric"] == "app_iops"
+                    && r["rw"] == "randread"
+                    && r["command_slots"] == slots
+            })
+            .and_then(|r| r["value"].as_f64())
+            .unwrap_or_else(|| panic!("no row {setting} {app} {slots}"))
+    };
+    // With fewer slots than outstanding commands the SQs back up and the
+    // weights order the applications: high > medium > low.
+    let (h, m, l) = (
+        app("WRR 8/12/20", "best-effort", 256),
+        app("WRR 8/12/20", "none", 256),
+        app("WRR 8/12/20", "idle", 256),
+    );
+    assert!(h > 1.3 * m && m > 1.3 * l, "{h} {m} {l}");
+    let (h, l) = (app("RR", "best-effort", 256), app("RR", "idle", 256));
+    assert!((h / l - 1.0).abs() < 0.15, "round robin: {h} vs {l}");
+    // With the preset's 1024 slots and 768 outstanding nothing waits to be
+    // fetched, so the weights change nothing.
+    let (h, l) = (
+        app("WRR 8/12/20", "best-effort", 1024),
+        app("WRR 8/12/20", "idle", 1024),
+    );
+    assert!((h / l - 1.0).abs() < 0.05, "{h} vs {l}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

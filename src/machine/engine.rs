@@ -67,9 +67,9 @@ pub enum Precondition {
     None,
     /// Every LBA written once, in order.
     Sequential,
-    /// The jobs' files written once, in order, as a prefill job would (a
-    /// block-device name makes the whole namespace the working set); the
-    /// rest of the drive fresh.
+    /// What the jobs access written once, in order, as a prefill job would
+    /// (their files, or with a block-device name the region `offset`/`size`
+    /// select); the rest of the drive fresh.
     WorkingSet,
     /// After long uniform random overwrites, then enough idle time for GC to
     /// refill the free-block pool (GC idle at time zero).
@@ -305,9 +305,17 @@ impl Machine {
                     Precondition::None => {}
                     Precondition::Sequential => ssd.ftl.precondition_sequential(1.0),
                     Precondition::WorkingSet => {
-                        // Files are laid out from LBA 0 in order, so the
-                        // working set is one prefix of the namespace.
-                        let end = extents.iter().flatten().map(|&(b, l)| b + l).max().unwrap_or(0);
+                        // Files are laid out from LBA 0 in order, so what the
+                        // jobs touch (each clone's region of its file) ends
+                        // at one offset: write everything before it.
+                        let mut end = 0;
+                        for (spec, files) in jobs.jobs.iter().zip(&extents) {
+                            for (clone, &(base, len)) in files.iter().enumerate() {
+                                if let Ok((start, l)) = crate::workload::gen::resolve_region(spec, clone as u32, len) {
+                                    end = end.max(base + start + l);
+                                }
+                            }
+                        }
                         ssd.ftl
                             .precondition_sequential(end as f64 / s.user_capacity_bytes as f64);
                     }
@@ -657,6 +665,8 @@ impl Machine {
             }
             let spec = &jobs.jobs[self.threads[t].job];
             let th = &mut self.threads[t];
+            // fio: startdelay holds the job back; its runtime starts after.
+            let now = now + spec.startdelay_ns;
             th.start_ns = now;
             th.stats.job_started(now);
             th.ramp_end_ns = now + spec.ramp_time_ns;

@@ -140,6 +140,10 @@ fn extras(m: &Machine, end: Ns) -> Value {
         obj.insert("write_amplification".into(), json!(ssd.write_amplification()));
         obj.insert("write_cache_hits".into(), json!(ssd.cache.hits));
         obj.insert("write_cache_full_stalls".into(), json!(ssd.cache.full_stalls));
+        obj.insert(
+            "read_die_wait_us_mean".into(),
+            json!(ssd.die_read_wait_ns as f64 / 1e3 / ssd.die_reads_started.max(1) as f64),
+        );
         obj.insert("die_util_mean_pct".into(), json!(mean(&dies)));
         obj.insert("die_util_pct".into(), json!(dies));
         obj.insert("channel_util_mean_pct".into(), json!(mean(&chans)));

@@ -8,6 +8,7 @@
 mod blk_mq;
 mod datasheet;
 mod rw_isolation;
+mod wrr;
 
 use crate::config::MachineConfig;
 use crate::machine::{self, Precondition, RunOptions};
@@ -30,6 +31,10 @@ pub fn list() -> Vec<(&'static str, &'static str)> {
             "rw-isolation",
             "readers and writers on an Intel 750: stock per-core queues vs pinned threads vs read/write queue isolation",
         ),
+        (
+            "wrr",
+            "weighted round robin with ionice-class SQs on a PM1725a: three applications, fg/bg bursts, QD1 overhead, per-core priorities",
+        ),
     ]
 }
 
@@ -40,6 +45,7 @@ pub fn run(name: &str, out: &Path, quick: bool) -> Result<(), String> {
         "datasheet" => datasheet::run(&dir, quick),
         "blk-mq" => blk_mq::run(&dir, quick),
         "rw-isolation" => rw_isolation::run(&dir, quick),
+        "wrr" => wrr::run(&dir, quick),
         _ => {
             let names: Vec<&str> = list().iter().map(|(n, _)| *n).collect();
             Err(format!("unknown scenario '{name}' (available: {})", names.join(", ")))

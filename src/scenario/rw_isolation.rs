@@ -237,8 +237,7 @@ pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
                     &ex,
                 ));
             }
-            for ((key, p), x) in PCTS.iter().zip(&o.read_pct_us) {
-                let _ = key;
+            for ((_, p), x) in PCTS.iter().zip(&o.read_pct_us) {
                 rows.push(r(&format!("read_clat_p{p}"), *x, "us"));
             }
             rows.push(r("reads_held_behind_blocked_sq", o.held_reads as f64, "commands"));

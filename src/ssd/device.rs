@@ -68,6 +68,9 @@ pub struct Ssd {
     pub erases: u64,
     pub user_pages_programmed: u64,
     pub unmapped_reads: u64,
+    /// User read operations started on a die, and their total wait in the die's queue.
+    pub die_reads_started: u64,
+    pub die_read_wait_ns: u64,
     /// Mapping units deallocated by trims.
     pub trimmed_units: u64,
     scratch: Vec<(u32, u32, u32)>,
@@ -140,6 +143,8 @@ impl Ssd {
             erases: 0,
             user_pages_programmed: 0,
             unmapped_reads: 0,
+            die_reads_started: 0,
+            die_read_wait_ns: 0,
             trimmed_units: 0,
             scratch: Vec::new(),
         })
@@ -156,6 +161,7 @@ impl Ssd {
             tag,
             lpns,
             seq: self.seq,
+            queued_ns: 0,
         };
         if let Some(i) = self.free_ops.pop() {
             self.ops[i as usize] = Some(op);
@@ -195,6 +201,10 @@ impl Ssd {
         };
         let (kind, pages, bytes) = {
             let op = self.ops[op_id as usize].as_ref().unwrap();
+            if op.kind == OpKind::UserRead {
+                self.die_reads_started += 1;
+                self.die_read_wait_ns += now - op.queued_ns;
+            }
             (op.kind, op.pages, op.bytes)
         };
         let ch = self.ftl.channel_of_die(die) as usize;
@@ -324,6 +334,7 @@ impl Ssd {
         for &(die, _, units) in &plan {
             let pages = units.div_ceil(spp);
             let id = self.new_op(OpKind::UserRead, die, pages, units as u64 * self.unit_bytes, cmd);
+            self.ops[id as usize].as_mut().unwrap().queued_ns = now;
             self.dies[die as usize].reads.push_back(id);
             parts += 1;
             self.kick_die(now, die, q);

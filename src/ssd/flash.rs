@@ -34,6 +34,8 @@ pub struct FlashOp {
     pub lpns: Vec<u32>,
     /// Arrival order, for the FIFO scheduler.
     pub seq: u64,
+    /// When it was queued at its die.
+    pub queued_ns: Ns,
 }
 
 #[derive(Debug, Clone, Default)]

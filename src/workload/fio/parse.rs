@@ -1059,6 +1059,7 @@ struct State {
     runtime_ns: u64,
     time_based: Option<usize>,
     ramp_time_ns: u64,
+    startdelay_ns: u64,
     ioengine: IoEngine,
     direct: bool,
     thinktime_ns: u64,
@@ -1122,6 +1123,7 @@ impl Default for State {
             runtime_ns: 0,
             time_based: None,
             ramp_time_ns: 0,
+            startdelay_ns: 0,
             // FIO_PREFERRED_ENGINE on Linux
             ioengine: IoEngine::Psync,
             direct: false,
@@ -1351,6 +1353,13 @@ impl State {
             "loops" => self.loops = (parse_int_in(need(v)?, kb, 0, u32::MAX as u64)? as u32).max(1),
             "runtime" => self.runtime_ns = parse_time_ns(need(v)?, true)?,
             "ramp_time" => self.ramp_time_ns = parse_time_ns(need(v)?, true)?,
+            "startdelay" => {
+                let v = need(v)?;
+                if v.contains('-') || v.contains(':') {
+                    return Err("a random range is not supported by nvmesim (give one time)".into());
+                }
+                self.startdelay_ns = parse_time_ns(v, true)?;
+            }
             "thinktime" => self.thinktime_ns = parse_time_ns(need(v)?, false)?,
             "thinktime_blocks" => self.thinktime_blocks = parse_int_in(need(v)?, kb, 1, u32::MAX as u64)? as u32,
             "time_based" => self.time_based = parse_flag(v)?.then_some(line),
@@ -1777,6 +1786,7 @@ impl Parser<'_> {
             runtime_ns: (st.runtime_ns > 0).then_some(st.runtime_ns),
             time_based: st.time_based.is_some(),
             ramp_time_ns: st.ramp_time_ns,
+            startdelay_ns: st.startdelay_ns,
             ioengine: st.ioengine,
             direct: st.direct,
             thinktime_ns: st.thinktime_ns,
@@ -1900,6 +1910,11 @@ mod tests {
         assert_eq!(job("runtime=1h").runtime_ns, Some(3_600_000_000_000));
         assert_eq!(job("runtime=500ms").runtime_ns, Some(500_000_000));
         assert_eq!(job("ramp_time=1").ramp_time_ns, 1_000_000_000);
+        assert_eq!(job("startdelay=250ms").startdelay_ns, 250_000_000);
+        assert!(parse_str("[a]\nstartdelay=1-5\n", "t.fio")
+            .unwrap_err()
+            .to_string()
+            .contains("startdelay"));
         assert_eq!(job("thinktime=200").thinktime_ns, 200_000);
         assert_eq!(job("thinktime=1ms").thinktime_ns, 1_000_000);
         assert_eq!(job("thinktime=3S").thinktime_ns, 3_000_000_000);

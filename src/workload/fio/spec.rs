@@ -138,6 +138,8 @@ pub struct JobSpec {
     pub runtime_ns: Option<u64>,
     pub time_based: bool,
     pub ramp_time_ns: u64,
+    /// `startdelay`: the job starts this long after its group (a single value; fio's ranges are not supported).
+    pub startdelay_ns: u64,
     pub ioengine: IoEngine,
     pub direct: bool,
     pub thinktime_ns: u64,
