@@ -123,6 +123,34 @@ struct RunArgs {
     /// issuing, drain and end, as when background jobs are stopped by hand. Not a fio option.
     #[arg(long, value_name = "JOB[,JOB]", value_delimiter = ',')]
     end_with: Vec<String>,
+    /// Run as under `ionice -c CLASS [-n LEVEL]`: jobs without their own prioclass get this I/O priority
+    /// (CLASS: 1|realtime, 2|best-effort, 3|idle; LEVEL 0-7, default 4 as ionice).
+    #[arg(long, value_name = "CLASS[:LEVEL]", value_parser = parse_ionice)]
+    ionice: Option<nvmesim::workload::IoPrio>,
+}
+
+fn parse_ionice(s: &str) -> Result<nvmesim::workload::IoPrio, String> {
+    let (c, l) = match s.split_once(':') {
+        Some((c, l)) => (c, Some(l)),
+        None => (s, None),
+    };
+    let class = match c {
+        "1" | "realtime" | "rt" => 1,
+        "2" | "best-effort" | "be" => 2,
+        "3" | "idle" => 3,
+        _ => return Err(format!("'{c}': expected 1|realtime, 2|best-effort or 3|idle")),
+    };
+    // ionice(1): -n defaults to 4 for realtime and best-effort; idle has no level.
+    let level = match l {
+        Some(l) => l
+            .parse::<u8>()
+            .ok()
+            .filter(|&v| v <= 7)
+            .ok_or_else(|| format!("level '{l}': expected 0 to 7"))?,
+        None if class == 3 => 0,
+        None => 4,
+    };
+    Ok(nvmesim::workload::IoPrio { class, level })
 }
 
 #[derive(clap::Args)]
@@ -220,7 +248,14 @@ fn progress_bar(enabled: bool) -> Box<dyn FnMut(u64, u64)> {
 }
 
 fn cmd_run(a: RunArgs) -> Result<(), String> {
-    let jobs = fio::parse_file(&a.job).map_err(|e| e.to_string())?;
+    let mut jobs = fio::parse_file(&a.job).map_err(|e| e.to_string())?;
+    if let Some(p) = a.ionice {
+        // ionice sets the process's I/O priority; fio's threads inherit it
+        // unless a job sets prioclass itself (fio calls ioprio_set then).
+        for j in jobs.jobs.iter_mut().filter(|j| j.prio.class == 0) {
+            j.prio = p;
+        }
+    }
     let cfg = load_machine(&a.machine)?;
     let opts = RunOptions {
         seed: a.seed,

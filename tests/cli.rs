@@ -284,3 +284,47 @@ fn wrr_scenario_weights_act_only_on_commands_waiting_in_sqs() {
     assert!((h / l - 1.0).abs() < 0.05, "{h} vs {l}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn ionice_puts_unprioritised_jobs_in_their_class_queue() {
+    let dir = std::env::temp_dir().join(format!("nvmesim-ionice-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let job = dir.join("j.fio");
+    std::fs::write(
+        &job,
+        "[global]\nioengine=libaio\ndirect=1\nfilename=/dev/nvme0n1\nsize=1g\nrw=randread\nbs=4k\niodepth=4\nnumber_ios=300\n\
+         [plain]\n[own]\nprioclass=2\n",
+    )
+    .unwrap();
+    let out = nvmesim()
+        .args([
+            "run",
+            "--device",
+            "samsung-pm1725a",
+            "--precondition",
+            "working-set",
+            "--queue-map",
+            "wrr-ioprio",
+            "--ionice",
+            "idle",
+            "--output-format",
+            "json",
+            "-q",
+        ])
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut by_prio = std::collections::BTreeMap::new();
+    for sq in v["nvmesim"]["sqs"].as_array().unwrap() {
+        *by_prio.entry(sq["priority"].as_str().unwrap().to_string()).or_insert(0) +=
+            sq["commands_fetched"].as_u64().unwrap();
+    }
+    // 'plain' runs as ionice -c3 (idle -> low SQ); 'own' keeps its best-effort (high SQ).
+    assert_eq!(by_prio["low"], 300, "{by_prio:?}");
+    assert_eq!(by_prio["high"], 300, "{by_prio:?}");
+    assert_eq!(by_prio["medium"] + by_prio["urgent"], 0, "{by_prio:?}");
+    assert_eq!(v["nvmesim"]["arbitration"]["mechanism"], "weighted-round-robin");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -189,3 +189,42 @@ fn steadystate_stops_a_steady_job_early_and_not_a_changing_one() {
         "stopped at {end} ns without reaching the criterion"
     );
 }
+
+#[test]
+fn end_with_stops_background_jobs_when_the_named_jobs_finish_and_drains_them() {
+    let cfg = tiny();
+    let job = "[global]\nioengine=libaio\ndirect=1\nfilename=/dev/nvme0n1\nbs=4k\niodepth=8\n\
+               [reader]\nrw=randread\nnumber_ios=2000\nnumjobs=2\n\
+               [writer]\nrw=randwrite\ntime_based=1\nruntime=3600s\n";
+    let jobs = fio::parse_str(job, "test.fio").unwrap();
+    let opts = RunOptions {
+        precondition: Precondition::Sequential,
+        end_with: vec!["reader".into()],
+        ..RunOptions::default()
+    };
+    let mut m = Machine::new(cfg, &jobs, &opts).unwrap();
+    let end = m.run(&jobs, &mut |_, _| {});
+    assert!(end < 1_000_000_000, "the hour-long writer ran on: {end} ns");
+    let readers_done = m.threads[..2].iter().map(|t| t.finished_ns).max().unwrap();
+    let w = &m.threads[2];
+    assert!(
+        w.finished_ns >= readers_done,
+        "writer stopped before the readers finished"
+    );
+    assert!(w.ios_completed > 0);
+    for t in &m.threads {
+        assert_eq!(t.ios_submitted, t.ios_completed, "every I/O drains");
+    }
+    assert_eq!(m.outstanding_requests(), 0);
+    let err = Machine::new(
+        tiny(),
+        &jobs,
+        &RunOptions {
+            end_with: vec!["nobody".into()],
+            ..RunOptions::default()
+        },
+    )
+    .err()
+    .unwrap();
+    assert!(err.contains("nobody"), "{err}");
+}
