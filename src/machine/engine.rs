@@ -786,12 +786,8 @@ impl Machine {
                 }
                 Event::AdminExecute { cmd } => self.admin_execute(now, cmd),
                 Event::AdminIrq { cmd } => {
-                    let c = &self.costs;
-                    let core = &mut self.cores[0];
-                    let begin = now.max(core.busy_until);
-                    let end = begin + c.irq_entry_ns + c.cqe_handle_ns;
-                    core.busy_until = end;
-                    core.busy_ns += end - begin;
+                    let ns = self.costs.irq_entry_ns + self.costs.cqe_handle_ns;
+                    let (_, end) = self.busy_cpu(0, now, ns);
                     self.admin_cmds[cmd as usize].completed_ns = end;
                 }
             }
@@ -1300,16 +1296,21 @@ impl Machine {
         }
     }
 
+    /// `ns` of work on `cpu` from `now` or when it is next free: (begin, end).
+    fn busy_cpu(&mut self, cpu: u32, now: Ns, ns: Ns) -> (Ns, Ns) {
+        let core = &mut self.cores[cpu as usize];
+        let begin = now.max(core.busy_until);
+        core.busy_until = begin + ns;
+        core.busy_ns += ns;
+        (begin, begin + ns)
+    }
+
     /// The host issues a Set Features (Arbitration) on CPU 0 (where Linux
     /// takes the admin queue's interrupt): build the SQE and ring the admin
     /// doorbell, at the cost of an I/O submission in the driver.
     fn admin_submit(&mut self, now: Ns, cmd: u32) {
-        let c = &self.costs;
-        let core = &mut self.cores[0];
-        let begin = now.max(core.busy_until);
-        let end = begin + c.nvme_queue_rq_ns + c.doorbell_mmio_ns;
-        core.busy_until = end;
-        core.busy_ns += end - begin;
+        let ns = self.costs.nvme_queue_rq_ns + self.costs.doorbell_mmio_ns;
+        let (begin, end) = self.busy_cpu(0, now, ns);
         self.admin_cmds[cmd as usize].submitted_ns = begin;
         self.ctrl.admin.entries.push_back(cmd);
         let posted = self.ctrl.link.posted_ns;

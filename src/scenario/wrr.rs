@@ -151,6 +151,19 @@ impl Ctx<'_> {
     }
 }
 
+/// File-name suffix of a slot-sensitivity run ("" for the preset).
+fn slots_suffix(slots: Option<u32>) -> String {
+    slots.map(|n| format!("-{n}slots")).unwrap_or_default()
+}
+
+/// Heading of a slot variant.
+fn slots_label(slots: Option<u32>, preset: u32) -> String {
+    match slots {
+        None => format!("preset slots ({preset})"),
+        Some(n) => format!("{n} slots (sensitivity)"),
+    }
+}
+
 fn arbitration_keys(s: &Setting) -> String {
     match (s.low, s.medium, s.high) {
         (Some(l), Some(m), Some(h)) => {
@@ -257,10 +270,7 @@ Each application is {} fio jobs at QD {}, {} I/O, {} ms. IOPS and bandwidth per 
     let mut part1_plot: Vec<Panel> = Vec::new();
     for rw in &setup.apps.workloads {
         for slots in &slot_variants {
-            let label = match slots {
-                None => format!("{rw}, preset slots ({})", dev.nvme.command_slots),
-                Some(n) => format!("{rw}, {n} slots (sensitivity)"),
-            };
+            let label = format!("{rw}, {}", slots_label(*slots, dev.nvme.command_slots));
             let _ = writeln!(md, "### {label}\n");
             let _ = writeln!(
                 md,
@@ -288,7 +298,7 @@ Each application is {} fio jobs at QD {}, {} I/O, {} ms. IOPS and bandwidth per 
                 let stem = format!(
                     "apps-{rw}-{}{}",
                     st.name.to_lowercase().replace(['/', ' '], "-"),
-                    slots.map(|n| format!("-{n}slots")).unwrap_or_default()
+                    slots_suffix(*slots)
                 );
                 let job = apps_job(&c, rw, &setup.apps.app, c.ms(setup.apps.runtime_ms));
                 let cfg = c.config("wrr-ioprio", &arbitration_keys(st), *slots);
@@ -383,10 +393,7 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
         let _ = writeln!(
             md,
             "### {}\n\n| arbitration | fg IOPS, no burst | fg IOPS, burst 1 | fg IOPS, burst 2 | bg write IOPS | Set Features executed | SQ backlog | SQs blocked | reads waiting at dies |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-            match slots {
-                None => format!("preset slots ({})", dev.nvme.command_slots),
-                Some(n) => format!("{n} slots (sensitivity)"),
-            }
+            slots_label(*slots, dev.nvme.command_slots)
         );
         for wrr in [false, true] {
             let mut job = format!(
@@ -422,11 +429,7 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
                 "mechanism = \"round-robin\"\n".into()
             };
             let name = if wrr { "WRR" } else { "RR" };
-            let stem = format!(
-                "fgbg-{}{}",
-                name.to_lowercase(),
-                slots.map(|n| format!("-{n}slots")).unwrap_or_default()
-            );
+            let stem = format!("fgbg-{}{}", name.to_lowercase(), slots_suffix(*slots));
             let cfg = c.config("wrr-ioprio", &arb, *slots);
             let (v, out) = c.run(&stem, &cfg, &job, setup.seed)?;
             // Sum the foreground jobs' IOPS logs window by window.
@@ -520,10 +523,7 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
         }
         let _ = writeln!(md);
         fg_panels.push(Panel {
-            title: match slots {
-                None => format!("preset slots ({})", dev.nvme.command_slots),
-                Some(n) => format!("{n} slots (sensitivity)"),
-            },
+            title: slots_label(*slots, dev.nvme.command_slots),
             x_label: "time (ms)".into(),
             y_label: "foreground read IOPS (thousands)".into(),
             log_x: false,
@@ -633,10 +633,7 @@ The three applications of part 1 (random reads), threads unpinned, weights 8/12/
         for &seed in &setup.affinity.seeds {
             let job = apps_job(&c, "randread", &setup.apps.app, c.ms(setup.affinity.runtime_ms));
             let arb = "mechanism = \"weighted-round-robin\"\nlow_weight = 8\nmedium_weight = 12\nhigh_weight = 20\n";
-            let stem = format!(
-                "affinity-seed{seed}{}",
-                slots.map(|n| format!("-{n}slots")).unwrap_or_default()
-            );
+            let stem = format!("affinity-seed{seed}{}", slots_suffix(*slots));
             let (v, _) = c.run(&stem, &c.config("wrr-affinity", arb, *slots), &job, seed)?;
             let mut cells = Vec::new();
             for a in &setup.apps.app {
