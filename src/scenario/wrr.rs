@@ -548,7 +548,10 @@ Fetch priority acts before that, at the SQs, and only matters when commands wait
 where the SQ backlog stays small the reads are fetched at once under RR as under WRR, and raising the \
 high weight to {} changes nothing the dies see. (With the working-set precondition GC is idle, so \
 the background writes run at the rate the write cache drains to NAND, faster than this drive's \
-sustained random-write rating: see the datasheet scenario.)\n",
+sustained random-write rating: see the datasheet scenario.) Short dips outside the bursts are \
+host-side: the scheduler's migration model (`[host.scheduler]`, a random move at random times) now and \
+then puts two foreground threads on one core, which then serves each at half its rate until one moves \
+on; they are the same under RR and WRR.\n",
         f.raised_high_weight
     );
     plot::write_figure(
