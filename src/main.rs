@@ -29,7 +29,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Simulate a fio job file and print fio's output.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List the built-in host and device presets.
     Presets,
     /// Engine benchmark: simulated I/Os per wall-clock second and peak memory.
@@ -127,6 +127,10 @@ struct RunArgs {
     /// (CLASS: 1|realtime, 2|best-effort, 3|idle; LEVEL 0-7, default 4 as ionice).
     #[arg(long, value_name = "CLASS[:LEVEL]", value_parser = parse_ionice)]
     ionice: Option<nvmesim::workload::IoPrio>,
+    /// Sample every used SQ's occupancy each MS milliseconds (fractions allowed) into
+    /// LOG_DIR/nvmesim_occupancy.log: time, SQ, true entries, the driver's estimate, unseen completions.
+    #[arg(long, value_name = "MS")]
+    occupancy_log: Option<f64>,
 }
 
 fn parse_ionice(s: &str) -> Result<nvmesim::workload::IoPrio, String> {
@@ -188,7 +192,7 @@ enum ScenarioCmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Run(a) => cmd_run(a),
+        Cmd::Run(a) => cmd_run(*a),
         Cmd::Presets => cmd_presets(),
         Cmd::Bench(a) => cmd_bench(a),
         Cmd::Scenario { cmd } => match cmd {
@@ -265,6 +269,15 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
         arbitration: a.machine.arbitration,
         weights: a.machine.weights,
         end_with: a.end_with.clone(),
+        occupancy_interval_ns: match a.occupancy_log {
+            Some(ms) if ms.is_finite() && ms > 0.0 => Some(((ms * 1e6).round() as u64).max(1)),
+            Some(ms) => {
+                return Err(format!(
+                    "--occupancy-log {ms}: expected a positive number of milliseconds"
+                ))
+            }
+            None => None,
+        },
     };
     let formats: Vec<&str> = a.output_format.split(',').map(|s| s.trim()).collect();
     for f in &formats {
@@ -289,6 +302,10 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
     for job in &out.report.jobs {
         report::logs::write_logs(&a.log_dir, &job.stats)
             .map_err(|e| format!("writing logs in {}: {e}", a.log_dir.display()))?;
+    }
+    if a.occupancy_log.is_some() {
+        let p = a.log_dir.join("nvmesim_occupancy.log");
+        report::logs::write_occupancy(&p, &out.occupancy).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     match &a.output {
         Some(p) => std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()))?,

@@ -20,7 +20,10 @@ pub struct QueuePair {
     pub irq_armed: bool,
     pub doorbells: u64,
     pub interrupts: u64,
+    /// CQEs handled on this queue pair's CQ (all the SQs posting to it).
     pub completions: u64,
+    /// CQEs of this SQ the host has handled (wherever its CQ is).
+    pub sq_completions: u64,
     /// Time-weighted sum of the host's occupancy estimate (tail - head_seen), in entry*ns.
     pub est_area: u128,
     pub est_last_t: u64,

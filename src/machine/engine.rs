@@ -44,6 +44,8 @@ pub struct RunOptions {
     /// an experimenter stops background jobs (fio has no such option; its
     /// `exitall` ends everything at the *first* job's end).
     pub end_with: Vec<String>,
+    /// Record every used SQ's occupancy at this interval (`Machine::occupancy`).
+    pub occupancy_interval_ns: Option<Ns>,
 }
 
 impl Default for RunOptions {
@@ -56,6 +58,7 @@ impl Default for RunOptions {
             arbitration: None,
             weights: None,
             end_with: Vec::new(),
+            occupancy_interval_ns: None,
         }
     }
 }
@@ -147,6 +150,20 @@ pub struct AdminCmd {
     /// Commands the arbiter had launched per SQ priority (urgent, high,
     /// medium, low) when it took effect.
     pub launched_before: [u64; 4],
+}
+
+/// One sample of one SQ's occupancy.
+#[derive(Debug, Clone, Copy)]
+pub struct OccupancySample {
+    pub time_ns: Ns,
+    /// SQ index (0-based; the NVMe qid is one more).
+    pub sq: u32,
+    /// Entries the host has written that the controller has not fetched.
+    pub truth: u64,
+    /// The driver's estimate: its tail minus the SQ head from the last CQE it read.
+    pub estimate: u64,
+    /// Commands of this SQ fetched by the controller whose CQE the host has not handled yet.
+    pub unseen: u64,
 }
 
 /// fio 3.33 checks steady state every STEADYSTATE_MSEC = 1000 ms (steadystate.h).
@@ -254,6 +271,9 @@ pub struct Machine {
     pub admin_cmds: Vec<AdminCmd>,
     /// Threads whose end ends the run (`RunOptions::end_with`).
     end_with: Vec<u32>,
+    occ_interval: Ns,
+    /// Occupancy samples (with `RunOptions::occupancy_interval_ns`).
+    pub occupancy: Vec<OccupancySample>,
 }
 
 impl Machine {
@@ -266,6 +286,15 @@ impl Machine {
                     cfg.host.name
                 ));
             }
+        }
+        // NVMe queue sizes are 16-bit, 0's-based fields (CAP.MQES, QSIZE): at most 65,536 entries.
+        let n = &cfg.device.nvme;
+        if !(2..=65536).contains(&n.max_queue_entries) || !(2..=65536).contains(&n.driver_queue_depth) {
+            return Err(format!(
+                "device '{}': max_queue_entries = {} and driver_queue_depth = {} must be 2 to 65536 \
+(NVMe queue sizes are 16-bit, 0's-based)",
+                cfg.device.name, n.max_queue_entries, n.driver_queue_depth
+            ));
         }
         let topo = Topology::from_config(&cfg.host);
         let nr_cpus = topo.nr_cpus();
@@ -524,6 +553,8 @@ impl Machine {
             ss,
             admin_cmds,
             end_with,
+            occ_interval: opts.occupancy_interval_ns.unwrap_or(0),
+            occupancy: Vec::new(),
             cfg,
         })
     }
@@ -711,6 +742,9 @@ impl Machine {
             let at = (c.set.at_ms * 1e6).round() as Ns;
             self.q.schedule(at, Event::AdminSubmit { cmd: k as u32 });
         }
+        if self.occ_interval > 0 {
+            self.q.schedule(self.occ_interval, Event::OccupancySample);
+        }
         self.start_barrier(0, jobs);
         let mut live = self.threads.iter().filter(|t| t.barrier == 0).count();
         let mut tick = 0u32;
@@ -785,6 +819,10 @@ impl Machine {
                     }
                 }
                 Event::AdminExecute { cmd } => self.admin_execute(now, cmd),
+                Event::OccupancySample => {
+                    self.sample_occupancy(now);
+                    self.q.schedule(now + self.occ_interval, Event::OccupancySample);
+                }
                 Event::AdminIrq { cmd } => {
                     let ns = self.costs.irq_entry_ns + self.costs.cqe_handle_ns;
                     let (_, end) = self.busy_cpu(0, now, ns);
@@ -1199,7 +1237,7 @@ impl Machine {
         };
         if let Some(w) = freed_for {
             let wt = self.reqs.get(w).thread;
-            self.wake(cur, wt, cpu);
+            self.wake(cur, wt, cpu, true);
         }
         let mut b = r;
         loop {
@@ -1209,7 +1247,7 @@ impl Machine {
                 (q.thread, q.chain)
             };
             self.threads[thread as usize].completed.push_back(b);
-            self.wake(cur, thread, cpu);
+            self.wake(cur, thread, cpu, false);
             if next == NO_BIO {
                 break;
             }
@@ -1245,6 +1283,7 @@ impl Machine {
             cur += c.cqe_handle_ns;
             // The CQE names its SQ (SQ Identifier): that SQ's head moves.
             self.qps[hctx as usize].saw_sq_head(cur, head);
+            self.qps[hctx as usize].sq_completions += 1;
             self.qps[qpi as usize].completions += 1;
             let _ = thread;
             cur = self.host_complete(cur, cpu, r);
@@ -1262,9 +1301,18 @@ impl Machine {
         self.cores[cpu as usize].busy_ns += cur - begin;
     }
 
-    fn wake(&mut self, at: Ns, t: u32, irq_cpu: u32) {
+    /// Wake thread `t` for a completion of its I/O (`tag_grant` false) or
+    /// because a tag / request it sleeps for was handed to it. A thread
+    /// asleep in the submission path for a tag is not woken by completions:
+    /// they wait in its completion ring until it gets the tag and returns.
+    fn wake(&mut self, at: Ns, t: u32, irq_cpu: u32, tag_grant: bool) {
         let th = &mut self.threads[t as usize];
-        if matches!(th.state, ThreadState::WaitingIo | ThreadState::WaitingTag) {
+        let asleep = match th.state {
+            ThreadState::WaitingIo => true,
+            ThreadState::WaitingTag => tag_grant,
+            _ => false,
+        };
+        if asleep {
             // Wake-ups of a thread on another CPU go through an IPI.
             let ipi = if th.placement.cpu != irq_cpu {
                 self.costs.ipi_ns
@@ -1293,6 +1341,23 @@ impl Machine {
             0.0
         } else {
             (busy as f64 / end as f64).min(1.0)
+        }
+    }
+
+    /// Record every SQ the host has written to: its true occupancy and the
+    /// driver's estimate at `now`.
+    fn sample_occupancy(&mut self, now: Ns) {
+        for (i, (sq, qp)) in self.ctrl.sqs.iter().zip(&self.qps).enumerate() {
+            if qp.sq_tail == 0 {
+                continue;
+            }
+            self.occupancy.push(OccupancySample {
+                time_ns: now,
+                sq: i as u32,
+                truth: sq.entries.len() as u64,
+                estimate: qp.estimated_occupancy(),
+                unseen: sq.fetched - qp.sq_completions,
+            });
         }
     }
 

@@ -8,7 +8,7 @@ mod engine;
 mod files;
 mod results;
 
-pub use engine::{Machine, Precondition, RunOptions, SsTracker};
+pub use engine::{Machine, OccupancySample, Precondition, RunOptions, SsTracker};
 pub use results::{run, RunOutput};
 
 /// Everything that can happen, dispatched by `match` in [`Machine::run`].
@@ -46,4 +46,6 @@ pub enum Event {
     AdminExecute { cmd: u32 },
     /// The admin CQ's interrupt for `cmd` reaches CPU 0.
     AdminIrq { cmd: u32 },
+    /// Time to record every SQ's occupancy (true and host-estimated).
+    OccupancySample,
 }

@@ -17,6 +17,8 @@ pub struct RunOutput {
     pub ios: u64,
     pub verify_failures: u64,
     pub verify_checks: u64,
+    /// SQ occupancy samples (with `RunOptions::occupancy_interval_ns`).
+    pub occupancy: Vec<super::OccupancySample>,
 }
 
 /// Simulate `jobs` on `cfg`.
@@ -83,7 +85,9 @@ pub fn run(
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
+    let occupancy = std::mem::take(&mut m.occupancy);
     Ok(RunOutput {
+        occupancy,
         report: RunReport {
             fio_version: "fio-3.33".into(),
             timestamp_s: now.as_secs(),
