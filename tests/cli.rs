@@ -328,3 +328,48 @@ fn ionice_puts_unprioritised_jobs_in_their_class_queue() {
     assert_eq!(v["nvmesim"]["arbitration"]["mechanism"], "weighted-round-robin");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn sq_occupancy_scenario_reports_truth_and_estimate_per_depth() {
+    let dir = std::env::temp_dir().join(format!("nvmesim-sqocc-{}", std::process::id()));
+    let out = nvmesim()
+        .args(["scenario", "run", "sq-occupancy", "--quick", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let d = dir.join("sq-occupancy");
+    for f in [
+        "report.md",
+        "occupancy.svg",
+        "urgent-latency.png",
+        "jobs/qd65536.fio",
+        "configs/intel-750-400g.toml",
+    ] {
+        assert!(d.join(f).exists(), "{f} missing");
+    }
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("results.json")).unwrap()).unwrap();
+    let rows = rows.as_array().unwrap();
+    let get = |dev: &str, qd: u64, m: &str| {
+        rows.iter()
+            .find(|r| r["device"] == dev && r["iodepth"] == qd && r["metric"] == m)
+            .and_then(|r| r["value"].as_f64())
+            .unwrap()
+    };
+    for dev in ["intel-750-400g", "samsung-pm1725a"] {
+        for qd in [1, 64, 4096, 65536] {
+            let (t, e) = (
+                get(dev, qd, "sq_occupancy_true_mean"),
+                get(dev, qd, "sq_occupancy_host_estimate_mean"),
+            );
+            assert!(e >= t, "{dev} QD{qd}: estimate {e} below truth {t}");
+        }
+        // Deeper queues never make the urgent read faster than at QD 1.
+        assert!(
+            get(dev, 65536, "urgent_read_lat_mean") >= get(dev, 1, "urgent_read_lat_mean"),
+            "{dev}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -8,6 +8,7 @@
 mod blk_mq;
 mod datasheet;
 mod rw_isolation;
+mod sq_occupancy;
 mod wrr;
 
 use crate::config::MachineConfig;
@@ -32,6 +33,10 @@ pub fn list() -> Vec<(&'static str, &'static str)> {
             "readers and writers on an Intel 750: stock per-core queues vs pinned threads vs read/write queue isolation",
         ),
         (
+            "sq-occupancy",
+            "one core at fio depths 1 to 65,536: SQ occupancy (true and as the driver sees it) and an urgent read's latency",
+        ),
+        (
             "wrr",
             "weighted round robin with ionice-class SQs on a PM1725a: three applications, fg/bg bursts, QD1 overhead, per-core priorities",
         ),
@@ -46,6 +51,7 @@ pub fn run(name: &str, out: &Path, quick: bool) -> Result<(), String> {
         "blk-mq" => blk_mq::run(&dir, quick),
         "rw-isolation" => rw_isolation::run(&dir, quick),
         "wrr" => wrr::run(&dir, quick),
+        "sq-occupancy" => sq_occupancy::run(&dir, quick),
         _ => {
             let names: Vec<&str> = list().iter().map(|(n, _)| *n).collect();
             Err(format!("unknown scenario '{name}' (available: {})", names.join(", ")))
