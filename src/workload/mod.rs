@@ -4,6 +4,7 @@
 
 pub mod fio;
 pub mod gen;
+pub mod trace;
 
 /// Data direction, numbered as fio numbers `ddir` in its logs (0 read, 1 write, 2 trim).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
