@@ -377,6 +377,15 @@ impl Machine {
         let mut cores = vec![Core::default(); nr_cpus as usize];
         let mut threads = Vec::new();
         let mut barrier = 0u32;
+        // read_iolog: each job's trace, read once for all its clones.
+        let mut traces = std::collections::HashMap::new();
+        for (ji, spec) in jobs.jobs.iter().enumerate() {
+            if let Some(path) = &spec.read_iolog {
+                let recs = crate::workload::trace::load(std::path::Path::new(path), None)
+                    .map_err(|e| format!("job '{}' (line {}): read_iolog={path}: {e}", spec.name, spec.line))?;
+                traces.insert(ji, recs);
+            }
+        }
         for (ji, spec) in jobs.jobs.iter().enumerate() {
             if spec.stonewall && ji > 0 {
                 barrier += 1;
@@ -393,6 +402,7 @@ impl Machine {
                     extents[ji][clone as usize],
                     opts.seed,
                     threads.len() as u64,
+                    &traces,
                 )?;
                 threads.push(t);
             }
@@ -571,6 +581,7 @@ impl Machine {
         file: (u64, u64),
         seed: u64,
         tindex: u64,
+        traces: &std::collections::HashMap<usize, Vec<crate::workload::trace::TraceRecord>>,
     ) -> Result<Thread, String> {
         let nr = topo.nr_cpus();
         let allowed: Vec<u32> = match &spec.cpus_allowed {
@@ -594,7 +605,11 @@ impl Machine {
             .map_err(|e| format!("job '{}': {e}", spec.name))?;
         let region = (file.0 + start, len);
         let gen_seed = crate::sim::stream_seed(seed, &format!("job:{}", spec.name), (ji as u64) << 20 | clone as u64);
-        let gen = IoGenerator::new(spec, clone, region, gen_seed);
+        let gen = match traces.get(&ji) {
+            Some(recs) => IoGenerator::with_replay(spec, clone, region, gen_seed, recs)
+                .map_err(|e| format!("job '{}': read_iolog: {e}", spec.name))?,
+            None => IoGenerator::new(spec, clone, region, gen_seed),
+        };
         let placement = Placement::new(
             allowed,
             cores,

@@ -327,6 +327,19 @@ pub struct IoGenerator {
     thinktime_blocks: u32,
     /// The region cannot hold the job's block sizes: issue nothing.
     empty: bool,
+    /// `read_iolog`: the trace's I/Os replace the generated ones.
+    replay: Option<Replay>,
+}
+
+/// A trace being replayed: its I/Os in order, each with its due time
+/// relative to the job's first I/O (`None` with `replay_no_stall`).
+#[derive(Debug, Clone)]
+struct Replay {
+    ios: Vec<(u64, Io)>,
+    next: usize,
+    timed: bool,
+    due: u64,
+    epoch: Option<u64>,
 }
 
 impl IoGenerator {
@@ -402,7 +415,58 @@ impl IoGenerator {
             thinktime_ns: spec.thinktime_ns,
             thinktime_blocks: spec.thinktime_blocks.max(1),
             empty: len == 0 || len < max_len,
+            replay: None,
         }
+    }
+
+    /// Replay `records` (a block trace, `read_iolog`) in the job's region
+    /// instead of generating I/O: offsets wrap into the region (aligned to
+    /// 4 KiB), flushes are skipped (nothing to flush in a write-back cache
+    /// model without power loss), each I/O gets the job's priority (and
+    /// `cmdprio_*`), and is due at its trace time scaled by
+    /// `replay_time_scale` unless `replay_no_stall`.
+    pub fn with_replay(
+        spec: &JobSpec,
+        clone_index: u32,
+        region: (u64, u64),
+        seed: u64,
+        records: &[crate::workload::trace::TraceRecord],
+    ) -> Result<Self, String> {
+        use crate::workload::trace::{remap, Remap, TraceOp};
+        let mut g = Self::new(spec, clone_index, region, seed);
+        let mut recs: Vec<_> = records.iter().filter(|r| r.op != TraceOp::Flush).cloned().collect();
+        remap(&mut recs, region.1, Remap::Wrap)?;
+        let scale = f64::from(spec.replay_time_scale.max(1)) / 100.0;
+        let mut ios = Vec::with_capacity(recs.len());
+        for r in &recs {
+            let ddir = match r.op {
+                TraceOp::Read => Ddir::Read,
+                TraceOp::Write => Ddir::Write,
+                _ => Ddir::Trim,
+            };
+            let prio = g.pick_prio(ddir as usize);
+            let due = (r.time_ns as f64 / scale).round() as u64;
+            ios.push((
+                due,
+                Io {
+                    ddir,
+                    offset: region.0 + r.offset,
+                    len: r.len,
+                    prio,
+                },
+            ));
+        }
+        g.replay = Some(Replay {
+            ios,
+            next: 0,
+            timed: !spec.replay_no_stall,
+            due: 0,
+            epoch: None,
+        });
+        g.empty = false;
+        g.bytes_limit = None;
+        g.ios_limit = None;
+        Ok(g)
     }
 
     /// The next I/O the fio thread would issue, or `None` once the job's
@@ -410,6 +474,13 @@ impl IoGenerator {
     /// `number_ios` I/Os have been issued.
     pub fn next_io(&mut self) -> Option<Io> {
         if let Some(io) = self.pending.take() {
+            self.account(&io);
+            return Some(io);
+        }
+        if let Some(r) = &mut self.replay {
+            let &(due, io) = r.ios.get(r.next)?;
+            r.next += 1;
+            r.due = due;
             self.account(&io);
             return Some(io);
         }
@@ -525,7 +596,7 @@ impl IoGenerator {
 
     /// Whether `rate_iops` limits any direction.
     pub fn is_rate_limited(&self) -> bool {
-        self.rate_iops.iter().any(|&r| r > 0)
+        self.rate_iops.iter().any(|&r| r > 0) || self.replay.as_ref().is_some_and(|r| r.timed)
     }
 
     /// `rate_iops` pacing, fio's linear rate process: the n-th I/O of a
@@ -535,6 +606,14 @@ impl IoGenerator {
     /// when it is already due or the direction is not rated). A thread that
     /// fell behind is not penalised: it issues at once until it catches up.
     pub fn next_issue_not_before(&mut self, ddir: Ddir, now_ns: u64) -> u64 {
+        if let Some(r) = &mut self.replay {
+            if !r.timed {
+                return now_ns;
+            }
+            // A replayed I/O is due at its trace time after the job's first.
+            let epoch = *r.epoch.get_or_insert(now_ns);
+            return (epoch + r.due).max(now_ns);
+        }
         let d = ddir as usize;
         let iops = self.rate_iops[d];
         if iops == 0 {

@@ -1087,6 +1087,9 @@ struct State {
     log_avg_msec: u64,
     verify: bool,
     number_ios: u64,
+    read_iolog: Option<String>,
+    replay_time_scale: u32,
+    replay_no_stall: bool,
     loops: u32,
     norandommap: bool,
     unified_rw: UnifiedRw,
@@ -1150,6 +1153,9 @@ impl Default for State {
             log_avg_msec: 0,
             verify: false,
             number_ios: 0,
+            read_iolog: None,
+            replay_time_scale: 100,
+            replay_no_stall: false,
             loops: 1,
             norandommap: false,
             unified_rw: UnifiedRw::Split,
@@ -1287,6 +1293,9 @@ impl State {
                 self.filesize = Some(b);
             }
             "number_ios" => self.number_ios = parse_bytes(need(v)?, kb)?,
+            "read_iolog" => self.read_iolog = Some(need(v)?.to_string()),
+            "replay_time_scale" => self.replay_time_scale = parse_int_in(need(v)?, kb, 1, u32::MAX as u64)? as u32,
+            "replay_no_stall" => self.replay_no_stall = parse_flag(v)?,
             "unified_rw_reporting" => {
                 self.unified_rw = match need(v)? {
                     "none" | "0" => UnifiedRw::Split,
@@ -1817,6 +1826,9 @@ impl Parser<'_> {
             log_avg_msec: st.log_avg_msec,
             verify: st.verify,
             number_ios: st.number_ios,
+            read_iolog: st.read_iolog.clone(),
+            replay_time_scale: st.replay_time_scale,
+            replay_no_stall: st.replay_no_stall,
             loops: st.loops,
             groupid: 0,
             norandommap,

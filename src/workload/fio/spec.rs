@@ -172,6 +172,14 @@ pub struct JobSpec {
     pub verify: bool,
     /// I/Os per job before stopping (fio's `number_ios`), 0 = unlimited.
     pub number_ios: u64,
+    /// `read_iolog`: replay this block trace instead of generating I/O
+    /// (nvmesim reads blkparse text, MSR-Cambridge CSV or its own trace CSV,
+    /// optionally .zst; not fio's iolog v2/v3 or binary blktrace).
+    pub read_iolog: Option<String>,
+    /// `replay_time_scale`: percent of the trace's rate (200 = twice as fast); fio's default 100.
+    pub replay_time_scale: u32,
+    /// `replay_no_stall`: ignore the timestamps, issue as fast as `iodepth` allows, in order.
+    pub replay_no_stall: bool,
     /// `loops`
     pub loops: u32,
     /// Reporting group (0-based), computed from stonewall/new_group like fio.
