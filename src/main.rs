@@ -39,6 +39,36 @@ enum Cmd {
         #[command(subcommand)]
         cmd: ScenarioCmd,
     },
+    /// Write synthetic block traces for `read_iolog`.
+    Trace {
+        #[command(subcommand)]
+        cmd: TraceCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum TraceCmd {
+    /// An application launch: FILES files read one after another, each front to back in
+    /// requests of at most CHUNK (replay it with read_iolog, replay_no_stall=1, ioengine=psync:
+    /// the job's runtime is the launch time).
+    AppLaunch {
+        #[arg(long, default_value_t = 100)]
+        files: u32,
+        /// File sizes, drawn log-uniformly: MIN-MAX (fio size suffixes).
+        #[arg(long, default_value = "4k-1m")]
+        file_size: String,
+        /// Largest request (Linux's default read-ahead window is 128 KiB).
+        #[arg(long, default_value = "128k")]
+        chunk: String,
+        /// Files lie at random places in the first SPAN bytes of the device.
+        #[arg(long, default_value = "16g")]
+        span: String,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Output file (nvmesim trace CSV).
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 #[derive(clap::Args)]
@@ -204,6 +234,16 @@ fn main() -> ExitCode {
             }
             ScenarioCmd::Run { name, out, quick } => nvmesim::scenario::run(&name, &out, quick),
         },
+        Cmd::Trace { cmd } => match cmd {
+            TraceCmd::AppLaunch {
+                files,
+                file_size,
+                chunk,
+                span,
+                seed,
+                out,
+            } => cmd_app_launch(files, &file_size, &chunk, &span, seed, &out),
+        },
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -249,6 +289,36 @@ fn progress_bar(enabled: bool) -> Box<dyn FnMut(u64, u64)> {
             b.set_position(now / 1_000_000);
         }
     })
+}
+
+fn cmd_app_launch(
+    files: u32,
+    file_size: &str,
+    chunk: &str,
+    span: &str,
+    seed: u64,
+    out: &PathBuf,
+) -> Result<(), String> {
+    let size = |what: &str, v: &str| fio::parse_size(v).map_err(|e| format!("--{what} {v}: {e}"));
+    let (lo, hi) = match file_size.split_once('-') {
+        Some((a, b)) => (size("file-size", a)?, size("file-size", b)?),
+        None => {
+            let v = size("file-size", file_size)?;
+            (v, v)
+        }
+    };
+    let spec = nvmesim::workload::trace::app_launch::LaunchSpec {
+        files,
+        min_file: lo,
+        max_file: hi,
+        chunk: size("chunk", chunk)?,
+        span: size("span", span)?,
+        seed,
+    };
+    let text = nvmesim::workload::trace::app_launch::generate(&spec)?;
+    std::fs::write(out, &text).map_err(|e| format!("{}: {e}", out.display()))?;
+    eprintln!("{}: {} reads", out.display(), text.lines().count() - 1);
+    Ok(())
 }
 
 fn cmd_run(a: RunArgs) -> Result<(), String> {

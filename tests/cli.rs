@@ -430,3 +430,40 @@ fn read_iolog_replays_a_blkparse_trace_open_or_closed_loop_and_names_bad_lines()
     assert!(err.contains("t.blk:3"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn an_app_launch_trace_replays_closed_loop_as_one_dependent_chain() {
+    let dir = std::env::temp_dir().join(format!("nvmesim-launch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("launch.csv");
+    let out = nvmesim()
+        .args(["trace", "app-launch", "--files", "30", "--span", "1g", "--out"])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let reads = std::fs::read_to_string(&csv).unwrap().lines().count() as u64 - 1;
+    let job = dir.join("j.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[launch]\nioengine=psync\nfilename=/dev/nvme0n1\nsize=1g\nread_iolog={}\nreplay_no_stall=1\n",
+            csv.display()
+        ),
+    )
+    .unwrap();
+    let out = nvmesim()
+        .args(["run", "--precondition", "working-set", "--output-format", "json", "-q"])
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["jobs"][0]["read"];
+    assert_eq!(r["total_ios"].as_u64().unwrap(), reads);
+    // One at a time: the launch takes at least the sum of its reads' latencies.
+    let runtime_ns = v["jobs"][0]["job_runtime"].as_f64().unwrap() * 1e6;
+    let sum_lat = r["lat_ns"]["mean"].as_f64().unwrap() * reads as f64;
+    assert!(runtime_ns + 1e6 >= sum_lat, "{runtime_ns} < {sum_lat}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -714,6 +714,11 @@ fn parse_size_val(s: &str, kb_base: u64, allow_percent: bool) -> Result<SizeVal,
         .ok_or_else(|| format!("'{s}' is too large"))
 }
 
+/// A size as fio reads one with its default `kb_base=1024` (`4k` = 4096).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    parse_bytes(s, 1024)
+}
+
 fn parse_bytes(s: &str, kb_base: u64) -> Result<u64, String> {
     match parse_size_val(s, kb_base, false)? {
         SizeVal::Bytes(b) => Ok(b),

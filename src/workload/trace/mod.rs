@@ -21,6 +21,7 @@
 //! [`remap`] adapt a trace to the simulated run: replay speed, and addresses
 //! that fit the simulated namespace.
 
+pub mod app_launch;
 pub mod blkparse;
 pub mod csv;
 pub mod msr;
