@@ -6,6 +6,7 @@
 use super::Event;
 use crate::config::{
     ArbitrationMechanism, BlockLayerKind, DeviceKind, HostCosts, IrqMode, MachineConfig, SetArbitration, SwQueuesKind,
+    UrgentPath,
 };
 use crate::host::blk_mq::{nvme_tag_depth, Hctx};
 use crate::host::block::{Elevator, RequestQueue};
@@ -135,6 +136,33 @@ struct Request {
     cqe_sq_head: u64,
     /// When the CQE becomes visible to the host.
     cqe_at: Ns,
+    /// Sent through the Host Memory Buffer and the admin queue.
+    hmb: bool,
+}
+
+/// Admin SQ entries that are HMB I/O commands carry their request's slab
+/// id with this bit set; the others index `Machine::admin_cmds`.
+const HMB_CMD: u32 = 1 << 31;
+/// One HMB metadata entry: starting logical page, page count, type.
+const HMB_META_BYTES: u64 = 16;
+
+/// The HMB urgent path's state and counters.
+#[derive(Debug, Clone, Default)]
+pub struct HmbState {
+    pub enabled: bool,
+    pub urgent_class: u8,
+    pub die_priority: bool,
+    pub layout: Option<crate::nvme::hmb::HmbLayout>,
+    space: Option<crate::nvme::hmb::HmbSpace>,
+    /// Metadata entry and data extent of each request in the HMB.
+    held: std::collections::HashMap<u32, (u32, u64, u64)>,
+    /// Requests that went through the HMB, and their bytes.
+    pub commands: u64,
+    pub bytes: u64,
+    /// Urgent requests that found the HMB full and took the normal path.
+    pub fallbacks: u64,
+    /// HMB writes waiting for write-cache room.
+    waiting: VecDeque<u32>,
 }
 
 /// A Set Features (Arbitration) the host issues during the run, and what became of it.
@@ -274,6 +302,7 @@ pub struct Machine {
     occ_interval: Ns,
     /// Occupancy samples (with `RunOptions::occupancy_interval_ns`).
     pub occupancy: Vec<OccupancySample>,
+    pub hmb: HmbState,
 }
 
 impl Machine {
@@ -316,8 +345,18 @@ impl Machine {
             write_queues: qm.write_queues,
             sq_per_core: qm.sq_per_core,
         };
-        let policy = queue_map::build(policy_name, &topo, max_q, &params)?;
-        let map = QueueMapTable::from_policy(policy.as_ref(), &topo);
+        // The dedicated-SQ urgent path keeps one of the device's queues for itself.
+        let dedicated = cfg.device.hmb.size_bytes > 0 && cfg.device.hmb.path == UrgentPath::DedicatedSq;
+        let map_q = if dedicated {
+            max_q.saturating_sub(1).max(1)
+        } else {
+            max_q
+        };
+        let policy = queue_map::build(policy_name, &topo, map_q, &params)?;
+        let mut map = QueueMapTable::from_policy(policy.as_ref(), &topo);
+        if dedicated {
+            map.add_dedicated(cfg.device.hmb.urgent_class, nr_cpus);
+        }
         let nq = map.nr_hw_queues;
         let tag_depth = nvme_tag_depth(cfg.device.nvme.driver_queue_depth, cfg.device.nvme.max_queue_entries);
         let verify = opts.verify || jobs.jobs.iter().any(|j| j.verify);
@@ -439,6 +478,20 @@ impl Machine {
                 start_ns: 0,
                 prev: vec![(0, 0)],
             });
+        }
+        let h = &cfg.device.hmb;
+        let mut hmb = HmbState {
+            enabled: h.size_bytes > 0 && h.path == UrgentPath::AdminQueue && cfg.device.kind != DeviceKind::Null,
+            urgent_class: h.urgent_class,
+            // Die priority goes with the urgent path (either kind) being configured.
+            die_priority: h.die_priority && h.size_bytes > 0,
+            ..HmbState::default()
+        };
+        if hmb.enabled {
+            let segments = h.size_bytes.div_ceil(h.segment_bytes.max(4096)) as u32;
+            let layout = crate::nvme::hmb::HmbLayout::new(h.size_bytes, segments, h.metadata_entries)?;
+            hmb.space = Some(crate::nvme::hmb::HmbSpace::new(&layout));
+            hmb.layout = Some(layout);
         }
         let mut end_with = Vec::new();
         for name in &opts.end_with {
@@ -565,6 +618,7 @@ impl Machine {
             end_with,
             occ_interval: opts.occupancy_interval_ns.unwrap_or(0),
             occupancy: Vec::new(),
+            hmb,
             cfg,
         })
     }
@@ -830,9 +884,26 @@ impl Machine {
                             .pop_front()
                             .expect("fetched more admin SQEs than written");
                         let ready = self.ctrl.firmware_decode(now);
-                        self.q.schedule(ready, Event::AdminExecute { cmd });
+                        if cmd & HMB_CMD != 0 {
+                            // The handler reads the request's metadata entry from the HMB.
+                            let r = cmd & !HMB_CMD;
+                            if self.dev_outstanding == 0 {
+                                self.dev_busy_since = now;
+                            }
+                            self.dev_outstanding += 1;
+                            let t = self.ctrl.link.device_read(ready, HMB_META_BYTES);
+                            self.q.schedule(t, Event::HmbStart { cmd: r });
+                        } else {
+                            self.q.schedule(ready, Event::AdminExecute { cmd });
+                        }
                     }
                 }
+                Event::HmbStart { cmd } => {
+                    if !self.try_start(now, cmd) {
+                        self.hmb.waiting.push_back(cmd);
+                    }
+                }
+                Event::HmbIrq { cmd } => self.hmb_irq(now, cmd),
                 Event::AdminExecute { cmd } => self.admin_execute(now, cmd),
                 Event::OccupancySample => {
                     self.sample_occupancy(now);
@@ -978,6 +1049,7 @@ impl Machine {
                     parts: 0,
                     cqe_sq_head: 0,
                     cqe_at: cur,
+                    hmb: false,
                 });
                 th.completed.push_back(r);
                 th.inflight += 1;
@@ -1015,9 +1087,17 @@ impl Machine {
                 parts: 0,
                 cqe_sq_head: 0,
                 cqe_at: 0,
+                hmb: false,
             });
             let t0 = cur;
-            match self.submit_bio(cur, cpu, r) {
+            // The urgent path: a request of the HMB's class goes around the
+            // queues (trims have no data to stage and take the normal path).
+            let urgent = self.hmb.enabled && io.prio.class == self.hmb.urgent_class && io.ddir != Ddir::Trim;
+            let submitted = match urgent.then(|| self.hmb_submit(cur, r)).flatten() {
+                Some(done) => Ok(done),
+                None => self.submit_bio(cur, cpu, r),
+            };
+            match submitted {
                 Ok(done) => cur = done,
                 Err(at) => {
                     self.threads[ti].sys_ns += at - t0;
@@ -1241,6 +1321,7 @@ impl Machine {
     fn host_complete(&mut self, mut cur: Ns, cpu: u32, r: u32) -> Ns {
         let hctx = self.reqs.get(r).hctx as usize;
         let freed_for = match self.block {
+            _ if self.reqs.get(r).hmb => None,
             _ if self.uses_tags() => self.hctxs[hctx].tags.put(),
             BlockLayerKind::BlkMq | BlockLayerKind::Bypass => None,
             BlockLayerKind::SingleQueue => {
@@ -1427,6 +1508,61 @@ impl Machine {
         self.kick_fetch(now);
     }
 
+    /// The requester: an urgent bio goes around the block layer's queues.
+    /// The host fills its HMB metadata entry (and, for a write, copies the
+    /// data into the HMB data area) and sends an HMB I/O command on the admin
+    /// SQ. Returns None when the HMB has no room (the caller takes the normal path).
+    fn hmb_submit(&mut self, mut cur: Ns, r: u32) -> Option<Ns> {
+        let (len, ddir) = {
+            let q = self.reqs.get(r);
+            (u64::from(q.dev_len), q.io.ddir)
+        };
+        let h = &mut self.hmb;
+        let Some(slot) = h.space.as_mut().and_then(|s| s.alloc(len)) else {
+            h.fallbacks += 1;
+            return None;
+        };
+        h.held.insert(r, slot);
+        h.commands += 1;
+        h.bytes += len;
+        let c = &self.costs;
+        cur += c.hmb_fill_ns;
+        if ddir == Ddir::Write {
+            cur += crate::sim::transfer_ns(len, c.memcpy_bytes_per_s);
+        }
+        cur += c.nvme_queue_rq_ns + c.doorbell_mmio_ns;
+        let req = self.reqs.get_mut(r);
+        req.hmb = true;
+        self.set_submitted(r, cur);
+        self.ctrl.admin.entries.push_back(r | HMB_CMD);
+        let posted = self.ctrl.link.posted_ns;
+        self.q.schedule(cur + posted, Event::AdminDoorbell);
+        Some(cur)
+    }
+
+    /// The admin CQ's interrupt (CPU 0) for an HMB I/O: copy read data from
+    /// the HMB into the request's pages, free its HMB space, complete it.
+    fn hmb_irq(&mut self, now: Ns, r: u32) {
+        let (len, ddir) = {
+            let q = self.reqs.get(r);
+            (u64::from(q.dev_len), q.io.ddir)
+        };
+        let c = &self.costs;
+        let mut ns = c.irq_entry_ns + c.cqe_handle_ns;
+        if ddir == Ddir::Read {
+            ns += crate::sim::transfer_ns(len, c.memcpy_bytes_per_s);
+        }
+        let (_, end) = self.busy_cpu(0, now, ns);
+        if let Some((entry, off, l)) = self.hmb.held.remove(&r) {
+            if let Some(s) = self.hmb.space.as_mut() {
+                s.free(entry, off, l);
+            }
+        }
+        let done = self.host_complete(end, 0, r);
+        self.cores[0].busy_until = done;
+        self.cores[0].busy_ns += done - end;
+    }
+
     fn kick_fetch(&mut self, now: Ns) {
         if self.ctrl.fetch_scheduled {
             return;
@@ -1505,7 +1641,15 @@ impl Machine {
         let first = io.offset / ub;
         let count = ((io.offset + io.len as u64).div_ceil(ub) - first) as u32;
         match io.ddir {
-            Ddir::Read => match ssd.read(now, cmd, first, count, &mut self.q) {
+            Ddir::Read => match ssd.read_prio(
+                now,
+                cmd,
+                first,
+                count,
+                &mut self.q,
+                // Urgent reads (either path) first at the dies, if configured.
+                self.hmb.die_priority && self.reqs.get(cmd).io.prio.class == self.hmb.urgent_class,
+            ) {
                 ReadPlan::Immediate => self.read_data_ready(now, cmd),
                 ReadPlan::Flash(parts) => self.reqs.get_mut(cmd).parts = parts,
             },
@@ -1578,6 +1722,12 @@ impl Machine {
     }
 
     fn unblock_sqs(&mut self, now: Ns) {
+        while let Some(&cmd) = self.hmb.waiting.front() {
+            if !self.try_start(now, cmd) {
+                break;
+            }
+            self.hmb.waiting.pop_front();
+        }
         let mut any = false;
         for sq in 0..self.ctrl.sqs.len() {
             if !self.ctrl.sqs[sq].blocked {
@@ -1604,6 +1754,22 @@ impl Machine {
     fn post_cqe(&mut self, now: Ns, cmd: u32) {
         let t = self.ctrl.firmware_complete(now);
         let arrive = self.ctrl.link.device_write(t, CQE_BYTES);
+        if self.reqs.get(cmd).hmb {
+            // The handler completes on the admin CQ.
+            self.reqs.get_mut(cmd).cqe_at = arrive;
+            self.ctrl.slots_free += 1;
+            match self.reqs.get(cmd).io.ddir {
+                Ddir::Read => self.dev_reads += 1,
+                _ => self.dev_writes += 1,
+            }
+            self.dev_outstanding -= 1;
+            if self.dev_outstanding == 0 {
+                self.dev_busy_ns += now - self.dev_busy_since;
+            }
+            self.q.schedule(arrive, Event::HmbIrq { cmd });
+            self.kick_fetch(now);
+            return;
+        }
         let (hctx, _thread) = {
             let r = self.reqs.get(cmd);
             (r.hctx, r.thread)

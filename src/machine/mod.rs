@@ -48,4 +48,8 @@ pub enum Event {
     AdminIrq { cmd: u32 },
     /// Time to record every SQ's occupancy (true and host-estimated).
     OccupancySample,
+    /// The drive has read an HMB I/O command's metadata entry: the command starts.
+    HmbStart { cmd: u32 },
+    /// The admin CQ's interrupt for HMB I/O `cmd` reaches CPU 0.
+    HmbIrq { cmd: u32 },
 }

@@ -215,6 +215,21 @@ fn extras(m: &Machine, end: Ns) -> Value {
         },
         "device": device,
         "arbitration": arbitration_json(m),
+        "hmb": if m.hmb.enabled {
+            json!({
+                "size_bytes": m.cfg.device.hmb.size_bytes,
+                "segments": m.hmb.layout.as_ref().map(|l| l.segments),
+                "data_area_bytes": m.hmb.layout.as_ref().map(|l| l.data_bytes),
+                "metadata_entries": m.hmb.layout.as_ref().map(|l| l.entries),
+                "urgent_class": m.hmb.urgent_class,
+                "die_priority": m.hmb.die_priority,
+                "commands": m.hmb.commands,
+                "bytes": m.hmb.bytes,
+                "fallbacks_hmb_full": m.hmb.fallbacks,
+            })
+        } else {
+            Value::Null
+        },
         "sqs": sqs,
         "request_queue": if m.block == crate::config::BlockLayerKind::SingleQueue {
             json!({

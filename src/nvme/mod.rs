@@ -5,4 +5,5 @@
 
 pub mod arbitration;
 pub mod controller;
+pub mod hmb;
 pub mod pcie;

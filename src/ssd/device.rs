@@ -299,6 +299,20 @@ impl Ssd {
 
     /// Plan a user read of `lpns` for command `cmd`.
     pub fn read(&mut self, now: Ns, cmd: u32, first_lpn: u64, count: u32, q: &mut EventQueue<Event>) -> ReadPlan {
+        self.read_prio(now, cmd, first_lpn, count, q, false)
+    }
+
+    /// As [`Self::read`]; `urgent` puts the read's die operations at the
+    /// front of their dies' read queues.
+    pub fn read_prio(
+        &mut self,
+        now: Ns,
+        cmd: u32,
+        first_lpn: u64,
+        count: u32,
+        q: &mut EventQueue<Event>,
+        urgent: bool,
+    ) -> ReadPlan {
         let mut parts = 0;
         self.scratch.clear();
         for i in 0..count as u64 {
@@ -335,7 +349,11 @@ impl Ssd {
             let pages = units.div_ceil(spp);
             let id = self.new_op(OpKind::UserRead, die, pages, units as u64 * self.unit_bytes, cmd);
             self.ops[id as usize].as_mut().unwrap().queued_ns = now;
-            self.dies[die as usize].reads.push_back(id);
+            if urgent {
+                self.dies[die as usize].reads.push_front(id);
+            } else {
+                self.dies[die as usize].reads.push_back(id);
+            }
             parts += 1;
             self.kick_die(now, die, q);
         }

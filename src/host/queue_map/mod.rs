@@ -154,6 +154,24 @@ impl QueueMapTable {
         }
     }
 
+    /// Add one hardware queue that every request of I/O priority `class`
+    /// goes to, from any CPU (a dedicated high-priority SQ, created urgent,
+    /// its interrupt on CPU 0). Returns its index.
+    pub fn add_dedicated(&mut self, class: u8, nr_cpus: u32) -> u32 {
+        let q = self.nr_hw_queues;
+        for cpu in 0..nr_cpus as usize {
+            for ddir in 0..3 {
+                self.table[((cpu * 3 + ddir) << 2) + (class as usize & 3)] = q;
+            }
+        }
+        self.nr_hw_queues += 1;
+        self.irq_cpu.push(0);
+        self.cpus.push((0..nr_cpus).collect());
+        self.sq_prio.push(QPrio::Urgent);
+        self.cq_of.push(q);
+        q
+    }
+
     #[inline]
     pub fn hw_queue(&self, cpu: u32, ddir: Ddir, prio: IoPrio) -> u32 {
         self.table[((cpu as usize * 3 + ddir as usize) << 2) + (prio.class as usize & 3)]
