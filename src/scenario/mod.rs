@@ -7,6 +7,7 @@
 
 mod blk_mq;
 mod datasheet;
+mod hmb;
 mod rw_isolation;
 mod sq_occupancy;
 mod wrr;
@@ -37,6 +38,10 @@ pub fn list() -> Vec<(&'static str, &'static str)> {
             "one core at fio depths 1 to 65,536: SQ occupancy (true and as the driver sees it) and an urgent read's latency",
         ),
         (
+            "hmb",
+            "an urgent launch on a busy drive: original path vs Host Memory Buffer + admin queue vs a dedicated SQ",
+        ),
+        (
             "wrr",
             "weighted round robin with ionice-class SQs on a PM1725a: three applications, fg/bg bursts, QD1 overhead, per-core priorities",
         ),
@@ -52,6 +57,7 @@ pub fn run(name: &str, out: &Path, quick: bool) -> Result<(), String> {
         "rw-isolation" => rw_isolation::run(&dir, quick),
         "wrr" => wrr::run(&dir, quick),
         "sq-occupancy" => sq_occupancy::run(&dir, quick),
+        "hmb" => hmb::run(&dir, quick),
         _ => {
             let names: Vec<&str> = list().iter().map(|(n, _)| *n).collect();
             Err(format!("unknown scenario '{name}' (available: {})", names.join(", ")))
