@@ -74,3 +74,12 @@ fn the_dedicated_sq_alternative_puts_every_urgent_request_in_one_extra_sq() {
     assert_eq!(m.ctrl.sqs[..n - 1].iter().map(|s| s.fetched).sum::<u64>(), 9000);
     assert_eq!(m.ssd.as_ref().unwrap().verify_failures, 0);
 }
+
+#[test]
+fn urgent_max_level_picks_urgent_requests_by_level_within_the_class() {
+    let job = "[global]\nioengine=libaio\ndirect=1\nfilename=/dev/nvme0n1\nsize=32m\ntime_based=1\nruntime=60s\n\
+               rw=randread\nbs=4k\niodepth=4\nnumber_ios=500\nprioclass=1\n[top]\nprio=0\n[lower]\nprio=4\n";
+    let m = run("\n[device.hmb]\nsize_bytes = 1048576\nurgent_max_level = 0\n", job);
+    assert_eq!(m.hmb.commands, 500, "only the level-0 job goes through the HMB");
+    assert_eq!(m.ctrl.sqs.iter().map(|s| s.fetched).sum::<u64>(), 500);
+}

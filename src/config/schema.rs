@@ -144,6 +144,10 @@ pub struct HmbConfig {
     /// I/O priority class sent through the HMB (1 = realtime, as `ionice -c1`).
     #[serde(default = "hmb_class_default")]
     pub urgent_class: u8,
+    /// Only priority levels up to this one within the class are urgent
+    /// (`ionice -n`, `prio=`; 0 is the highest); absent: every level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub urgent_max_level: Option<u8>,
     /// `admin-queue` (the proposal: HMB + admin queue) or `dedicated-sq`
     /// (the alternative: urgent requests take the normal path into one extra
     /// I/O SQ of their own, created urgent; no HMB copies).

@@ -151,6 +151,7 @@ const HMB_META_BYTES: u64 = 16;
 pub struct HmbState {
     pub enabled: bool,
     pub urgent_class: u8,
+    pub urgent_max_level: u8,
     pub die_priority: bool,
     pub layout: Option<crate::nvme::hmb::HmbLayout>,
     space: Option<crate::nvme::hmb::HmbSpace>,
@@ -163,6 +164,13 @@ pub struct HmbState {
     pub fallbacks: u64,
     /// HMB writes waiting for write-cache room.
     waiting: VecDeque<u32>,
+}
+
+impl HmbState {
+    /// Whether a request of priority `p` is urgent (class, and level within it).
+    pub fn is_urgent(&self, p: IoPrio) -> bool {
+        p.class == self.urgent_class && p.level <= self.urgent_max_level
+    }
 }
 
 /// A Set Features (Arbitration) the host issues during the run, and what became of it.
@@ -347,6 +355,13 @@ impl Machine {
         };
         // The dedicated-SQ urgent path keeps one of the device's queues for itself.
         let dedicated = cfg.device.hmb.size_bytes > 0 && cfg.device.hmb.path == UrgentPath::DedicatedSq;
+        if dedicated && cfg.device.hmb.urgent_max_level.is_some() {
+            return Err(format!(
+                "device '{}': [device.hmb] urgent_max_level needs path = \"admin-queue\" \
+(the dedicated SQ is chosen by the queue map, which sees the priority class only)",
+                cfg.device.name
+            ));
+        }
         let map_q = if dedicated {
             max_q.saturating_sub(1).max(1)
         } else {
@@ -483,6 +498,7 @@ impl Machine {
         let mut hmb = HmbState {
             enabled: h.size_bytes > 0 && h.path == UrgentPath::AdminQueue && cfg.device.kind != DeviceKind::Null,
             urgent_class: h.urgent_class,
+            urgent_max_level: h.urgent_max_level.unwrap_or(7),
             // Die priority goes with the urgent path (either kind) being configured.
             die_priority: h.die_priority && h.size_bytes > 0,
             ..HmbState::default()
@@ -1092,7 +1108,7 @@ impl Machine {
             let t0 = cur;
             // The urgent path: a request of the HMB's class goes around the
             // queues (trims have no data to stage and take the normal path).
-            let urgent = self.hmb.enabled && io.prio.class == self.hmb.urgent_class && io.ddir != Ddir::Trim;
+            let urgent = self.hmb.enabled && self.hmb.is_urgent(io.prio) && io.ddir != Ddir::Trim;
             let submitted = match urgent.then(|| self.hmb_submit(cur, r)).flatten() {
                 Some(done) => Ok(done),
                 None => self.submit_bio(cur, cpu, r),
@@ -1648,7 +1664,7 @@ impl Machine {
                 count,
                 &mut self.q,
                 // Urgent reads (either path) first at the dies, if configured.
-                self.hmb.die_priority && self.reqs.get(cmd).io.prio.class == self.hmb.urgent_class,
+                self.hmb.die_priority && self.hmb.is_urgent(self.reqs.get(cmd).io.prio),
             ) {
                 ReadPlan::Immediate => self.read_data_ready(now, cmd),
                 ReadPlan::Flash(parts) => self.reqs.get_mut(cmd).parts = parts,
