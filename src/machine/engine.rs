@@ -1770,30 +1770,7 @@ impl Machine {
     fn post_cqe(&mut self, now: Ns, cmd: u32) {
         let t = self.ctrl.firmware_complete(now);
         let arrive = self.ctrl.link.device_write(t, CQE_BYTES);
-        if self.reqs.get(cmd).hmb {
-            // The handler completes on the admin CQ.
-            self.reqs.get_mut(cmd).cqe_at = arrive;
-            self.ctrl.slots_free += 1;
-            match self.reqs.get(cmd).io.ddir {
-                Ddir::Read => self.dev_reads += 1,
-                _ => self.dev_writes += 1,
-            }
-            self.dev_outstanding -= 1;
-            if self.dev_outstanding == 0 {
-                self.dev_busy_ns += now - self.dev_busy_since;
-            }
-            self.q.schedule(arrive, Event::HmbIrq { cmd });
-            self.kick_fetch(now);
-            return;
-        }
-        let (hctx, _thread) = {
-            let r = self.reqs.get(cmd);
-            (r.hctx, r.thread)
-        };
-        let head = self.ctrl.sqs[hctx as usize].head;
-        let req = self.reqs.get_mut(cmd);
-        req.cqe_sq_head = head;
-        req.cqe_at = arrive;
+        self.reqs.get_mut(cmd).cqe_at = arrive;
         self.ctrl.slots_free += 1;
         match self.reqs.get(cmd).io.ddir {
             Ddir::Read => self.dev_reads += 1,
@@ -1803,6 +1780,15 @@ impl Machine {
         if self.dev_outstanding == 0 {
             self.dev_busy_ns += now - self.dev_busy_since;
         }
+        if self.reqs.get(cmd).hmb {
+            // The HMB handler completes on the admin CQ.
+            self.q.schedule(arrive, Event::HmbIrq { cmd });
+            self.kick_fetch(now);
+            return;
+        }
+        let hctx = self.reqs.get(cmd).hctx;
+        let head = self.ctrl.sqs[hctx as usize].head;
+        self.reqs.get_mut(cmd).cqe_sq_head = head;
         let cq = self.map.cq_of[hctx as usize];
         let qp = &mut self.qps[cq as usize];
         qp.cq_pending.push(cmd);

@@ -4,11 +4,10 @@
 
 use super::{row_with, write};
 use crate::config;
-use crate::machine::{self, Precondition, RunOptions};
+use crate::machine::{Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
-use crate::workload::fio;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -121,7 +120,6 @@ pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
                     &job_text(&s, depth, &format!("../{trace}")),
                 )?;
                 let cfg = config::load_machine(Some((&format!("configs/{cstem}.toml"), &cfg_text)), None, None)?;
-                let jobs = fio::parse_str(&job, &format!("jobs/{stem}.fio")).map_err(|e| e.to_string())?;
                 let opts = RunOptions {
                     seed: s.seed,
                     precondition: Precondition::WorkingSet,
@@ -129,10 +127,7 @@ pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
                     occupancy_interval_ns: Some(1_000_000),
                     ..RunOptions::default()
                 };
-                let out = machine::run(cfg, &jobs, &opts, &mut |_, _| {})?;
-                let mut js = String::new();
-                crate::report::fio_json::write_json(&mut js, &out.report, false);
-                let v: Value = serde_json::from_str(&js).map_err(|e| format!("internal: {e}"))?;
+                let (v, out) = super::run_full(cfg, &format!("jobs/{stem}.fio"), &job, &opts)?;
                 let find = |n: &str| {
                     v["jobs"]
                         .as_array()

@@ -103,11 +103,22 @@ pub(crate) fn run_json_opts(
     job: &str,
     opts: &RunOptions,
 ) -> Result<Value, String> {
+    run_full(cfg.clone(), job_name, job, opts).map(|(v, _)| v)
+}
+
+/// Run a job text; fio's JSON as a value, and the run itself (logs, occupancy samples).
+pub(crate) fn run_full(
+    cfg: MachineConfig,
+    job_name: &str,
+    job: &str,
+    opts: &RunOptions,
+) -> Result<(Value, machine::RunOutput), String> {
     let jobs = fio::parse_str(job, job_name).map_err(|e| e.to_string())?;
-    let out = machine::run(cfg.clone(), &jobs, opts, &mut |_, _| {})?;
+    let out = machine::run(cfg, &jobs, opts, &mut |_, _| {})?;
     let mut s = String::new();
     crate::report::fio_json::write_json(&mut s, &out.report, false);
-    serde_json::from_str(&s).map_err(|e| format!("internal: fio JSON did not parse: {e}"))
+    let v = serde_json::from_str(&s).map_err(|e| format!("internal: fio JSON did not parse: {e}"))?;
+    Ok((v, out))
 }
 
 /// A results.json row.

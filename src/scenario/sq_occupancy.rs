@@ -5,9 +5,8 @@
 
 use super::{row_with, write};
 use crate::config;
-use crate::machine::{self, Precondition, RunOptions};
+use crate::machine::{Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
-use crate::workload::fio;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -86,17 +85,13 @@ pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
             let stem = format!("qd{depth}");
             write(dir, &format!("jobs/{stem}.fio"), &job)?;
             let cfg = config::load_machine(Some((&format!("configs/{dev_name}.toml"), &cfg_text)), None, None)?;
-            let jobs = fio::parse_str(&job, &format!("jobs/{stem}.fio")).map_err(|e| e.to_string())?;
             let opts = RunOptions {
                 seed: s.seed,
                 precondition: Precondition::WorkingSet,
                 occupancy_interval_ns: Some((s.sample_ms * 1e6) as u64),
                 ..RunOptions::default()
             };
-            let out = machine::run(cfg, &jobs, &opts, &mut |_, _| {})?;
-            let mut js = String::new();
-            crate::report::fio_json::write_json(&mut js, &out.report, false);
-            let v: Value = serde_json::from_str(&js).map_err(|e| format!("internal: {e}"))?;
+            let (v, out) = super::run_full(cfg, &format!("jobs/{stem}.fio"), &job, &opts)?;
             let job_of = |n: &str| {
                 v["jobs"]
                     .as_array()

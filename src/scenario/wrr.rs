@@ -14,7 +14,6 @@ use super::{row_with, write};
 use crate::config::{self, MachineConfig};
 use crate::machine::{self, Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
-use crate::workload::fio;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -137,17 +136,12 @@ impl Ctx<'_> {
         write(self.dir, &format!("jobs/{stem}.fio"), job)?;
         write(self.dir, &format!("configs/{stem}.toml"), cfg_text)?;
         let cfg: MachineConfig = config::load_machine(Some((&format!("configs/{stem}.toml"), cfg_text)), None, None)?;
-        let jobs = fio::parse_str(job, &format!("jobs/{stem}.fio")).map_err(|e| e.to_string())?;
         let opts = RunOptions {
             seed,
             precondition: self.pre,
             ..RunOptions::default()
         };
-        let out = machine::run(cfg, &jobs, &opts, &mut |_, _| {})?;
-        let mut s = String::new();
-        crate::report::fio_json::write_json(&mut s, &out.report, false);
-        let v = serde_json::from_str(&s).map_err(|e| format!("internal: fio JSON did not parse: {e}"))?;
-        Ok((v, out))
+        super::run_full(cfg, &format!("jobs/{stem}.fio"), job, &opts)
     }
 }
 
