@@ -1499,19 +1499,11 @@ impl Machine {
     /// admin CQ.
     fn admin_execute(&mut self, now: Ns, cmd: u32) {
         let set = &self.admin_cmds[cmd as usize].set;
-        let mut f = self.ctrl.arb.feature;
-        if let Some(w) = set.high_weight {
-            f.high = w;
-        }
-        if let Some(w) = set.medium_weight {
-            f.medium = w;
-        }
-        if let Some(w) = set.low_weight {
-            f.low = w;
-        }
-        if let Some(b) = set.burst {
-            f.burst = burst_of(b);
-        }
+        let f = self
+            .ctrl
+            .arb
+            .feature
+            .with(set.high_weight, set.medium_weight, set.low_weight, set.burst);
         self.ctrl.arb.set_feature(f);
         let a = &mut self.admin_cmds[cmd as usize];
         a.launched_before = self.ctrl.arb.launched;
@@ -1865,11 +1857,6 @@ impl Machine {
     }
 }
 
-/// A Set Features burst in commands: 0 is "no limit" (AB = 111b).
-fn burst_of(b: u32) -> Option<u32> {
-    (b != 0).then_some(b)
-}
-
 /// Check weights (1..=256 commands: an 8-bit 0's-based field) and a burst
 /// (a power of two up to 64, or 0 for no limit: the 3-bit AB field).
 fn check_arbitration_values(
@@ -1928,15 +1915,13 @@ use a device that does (samsung-pm1725a) or set [device.nvme] wrr_supported = tr
         None => (a.high_weight, a.medium_weight, a.low_weight),
     };
     check_arbitration_values(dev, h, m, l, a.burst)?;
+    // The controller's reset values, then the host's Set Features.
     let d = cfg.device.nvme.default_weights;
-    let feature = ArbitrationFeature {
-        burst: match a.burst {
-            Some(b) => burst_of(b),
-            None => Some(cfg.device.nvme.arbitration_burst.max(1)),
-        },
-        high: h.unwrap_or(d[0]),
-        medium: m.unwrap_or(d[1]),
-        low: l.unwrap_or(d[2]),
+    let reset = ArbitrationFeature {
+        burst: Some(cfg.device.nvme.arbitration_burst.max(1)),
+        high: d[0],
+        medium: d[1],
+        low: d[2],
     };
-    Ok((mechanism, feature))
+    Ok((mechanism, reset.with(h, m, l, a.burst)))
 }

@@ -73,6 +73,19 @@ impl ArbitrationFeature {
         ab | ((self.low - 1) << 8) | ((self.medium - 1) << 16) | ((self.high - 1) << 24)
     }
 
+    /// This feature with the given fields replaced, as a Set Features that
+    /// names only some of them: weights in commands per round, `burst` in
+    /// commands with 0 meaning no limit (AB = 111b); `None` keeps the value.
+    pub fn with(mut self, high: Option<u32>, medium: Option<u32>, low: Option<u32>, burst: Option<u32>) -> Self {
+        self.high = high.unwrap_or(self.high);
+        self.medium = medium.unwrap_or(self.medium);
+        self.low = low.unwrap_or(self.low);
+        if let Some(b) = burst {
+            self.burst = (b != 0).then_some(b);
+        }
+        self
+    }
+
     /// Decode Dword 11.
     pub fn from_dword11(v: u32) -> Self {
         let ab = v & 7;
@@ -290,6 +303,10 @@ mod tests {
         assert_eq!((d >> 8) & 0xff, 7);
         assert_eq!(ArbitrationFeature::from_dword11(d), f);
         assert_eq!(ArbitrationFeature::from_dword11(7).burst, None);
+        // A partial Set Features keeps what it does not name; burst 0 is no limit.
+        let g = f.with(Some(128), None, None, Some(0));
+        assert_eq!((g.high, g.medium, g.low, g.burst), (128, 12, 8, None));
+        assert_eq!(f.with(None, None, None, None), f);
     }
 
     #[test]
