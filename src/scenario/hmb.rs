@@ -2,12 +2,12 @@
 //! are kept deep by fio, through the original path, the Host Memory Buffer
 //! path (admin queue) and a dedicated urgent SQ.
 
-use super::{row_with, write};
+use super::{jobs_named, row_with, slug, write};
 use crate::config;
 use crate::machine::{Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -105,7 +105,7 @@ pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
                 "[host]\nextends = \"{}\"\n\n[device]\nextends = \"{}\"\n\n[device.nvme]\ndriver_queue_depth = {sq}\n\n[device.hmb]\n{}\n",
                 s.host, s.device, p.hmb
             );
-            let cstem = p.name.to_lowercase().replace(' ', "-");
+            let cstem = slug(&p.name);
             write(dir, &format!("configs/{cstem}.toml"), &cfg_text)?;
             for &depth in &depths {
                 // The job names its trace relative to the output folder.
@@ -128,17 +128,8 @@ pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
                     ..RunOptions::default()
                 };
                 let (v, out) = super::run_full(cfg, &format!("jobs/{stem}.fio"), &job, &opts)?;
-                let find = |n: &str| {
-                    v["jobs"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter(|j| j["jobname"] == n)
-                        .cloned()
-                        .collect::<Vec<_>>()
-                };
-                let u = find("urgent").into_iter().next().unwrap_or_default();
-                let load = find("load");
+                let u = jobs_named(&v, "urgent").next().cloned().unwrap_or_default();
+                let load: Vec<&Value> = jobs_named(&v, "load").collect();
                 let pct = |k: &str| u["read"]["clat_ns"]["percentile"][k].as_f64().unwrap_or(0.0) / 1e3;
                 let start = s.urgent_start_ms * 1_000_000;
                 let occ: Vec<f64> = out

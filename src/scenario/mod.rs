@@ -121,6 +121,29 @@ pub(crate) fn run_full(
     Ok((v, out))
 }
 
+/// The entries of fio's JSON `jobs` named `name` (one per clone without group_reporting).
+pub(crate) fn jobs_named<'a>(v: &'a Value, name: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+    v["jobs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(move |j| j["jobname"] == name)
+}
+
+/// A file-name stem for a label: ASCII letters and digits lower-cased, anything else a dash.
+pub(crate) fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect::<String>()
+        .replace("--", "-")
+}
+
 /// A results.json row.
 pub(crate) fn row(variant: &str, workload: &str, metric: &str, value: f64, unit: &str) -> Value {
     json!({"variant": variant, "workload": workload, "metric": metric, "value": value, "unit": unit})

@@ -9,7 +9,7 @@
 //! locks of shared software queues). The report puts the model's own
 //! counters for those mechanisms next to each result.
 
-use super::{row_with, run_json_opts, write};
+use super::{row_with, run_json_opts, slug, write};
 use crate::config;
 use crate::machine::{Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
@@ -474,17 +474,4 @@ preset's size, drained by the FTL).\n"
     write(dir, "results.json", &results_json)?;
     println!("{md}");
     Ok(())
-}
-
-fn slug(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect::<String>()
-        .replace("--", "-")
 }

@@ -3,7 +3,7 @@
 //! with the SQ head reported in completion entries), and the latency of a
 //! highest-priority 512-byte read issued while the queue is that full.
 
-use super::{row_with, write};
+use super::{jobs_named, row_with, write};
 use crate::config;
 use crate::machine::{Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
@@ -92,14 +92,8 @@ pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
                 ..RunOptions::default()
             };
             let (v, out) = super::run_full(cfg, &format!("jobs/{stem}.fio"), &job, &opts)?;
-            let job_of = |n: &str| {
-                v["jobs"]
-                    .as_array()
-                    .and_then(|a| a.iter().find(|j| j["jobname"] == n))
-                    .cloned()
-            };
-            let load = job_of("load").unwrap_or_default();
-            let urgent = job_of("urgent").unwrap_or_default();
+            let load = jobs_named(&v, "load").next().cloned().unwrap_or_default();
+            let urgent = jobs_named(&v, "urgent").next().cloned().unwrap_or_default();
             // Samples of CPU 0's SQ after the ramp.
             let after: Vec<_> = out
                 .occupancy

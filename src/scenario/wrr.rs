@@ -10,7 +10,7 @@
 //! controller to take them. The report gives, next to every result, the
 //! model's own counters for that (commands launched per class, slots).
 
-use super::{row_with, write};
+use super::{jobs_named, row_with, slug, write};
 use crate::config::{self, MachineConfig};
 use crate::machine::{self, Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
@@ -169,17 +169,12 @@ fn arbitration_keys(s: &Setting) -> String {
 
 /// Sum of IOPS and bandwidth (MiB/s) of the jobs named `name`, for `dir` ("read"/"write").
 fn app_totals(v: &Value, name: &str, dir: &str) -> (f64, f64) {
-    v["jobs"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|j| j["jobname"] == name)
-        .fold((0.0, 0.0), |(i, b), j| {
-            (
-                i + j[dir]["iops"].as_f64().unwrap_or(0.0),
-                b + j[dir]["bw_bytes"].as_f64().unwrap_or(0.0) / 1048576.0,
-            )
-        })
+    jobs_named(v, name).fold((0.0, 0.0), |(i, b), j| {
+        (
+            i + j[dir]["iops"].as_f64().unwrap_or(0.0),
+            b + j[dir]["bw_bytes"].as_f64().unwrap_or(0.0) / 1048576.0,
+        )
+    })
 }
 
 /// Commands the arbiter launched per SQ priority (urgent, high, medium, low).
@@ -289,11 +284,7 @@ Each application is {} fio jobs at QD {}, {} I/O, {} ms. IOPS and bandwidth per 
                 .collect();
             let ddir = if rw.contains("read") { "read" } else { "write" };
             for (si, st) in setup.apps.setting.iter().enumerate() {
-                let stem = format!(
-                    "apps-{rw}-{}{}",
-                    st.name.to_lowercase().replace(['/', ' '], "-"),
-                    slots_suffix(*slots)
-                );
+                let stem = format!("apps-{rw}-{}{}", slug(&st.name), slots_suffix(*slots));
                 let job = apps_job(&c, rw, &setup.apps.app, c.ms(setup.apps.runtime_ms));
                 let cfg = c.config("wrr-ioprio", &arbitration_keys(st), *slots);
                 let (v, _) = c.run(&stem, &cfg, &job, setup.seed)?;
