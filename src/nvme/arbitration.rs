@@ -235,30 +235,36 @@ impl Arbiter {
                 n: self.take(avail, limit),
             });
         }
-        let work: [bool; 3] = std::array::from_fn(|c| self.class_has_work(c + 1, ready));
-        if !work.iter().any(|&w| w) {
-            return None;
-        }
-        // A class with work and weight left; if none, the round is over.
-        if !(0..3).any(|c| work[c] && self.credits[c] > 0) {
+        // The first class in turn with weight left and an SQ with entries;
+        // when there is none but some class has work, the round is over:
+        // every class gets its weight again and the search repeats once.
+        for pass in 0..2 {
+            for k in 0..3 {
+                let c = (self.class_turn + k) % 3;
+                if self.credits[c] == 0 {
+                    continue;
+                }
+                if let Some((sq, avail)) = self.next_member(c + 1, ready) {
+                    let n = self.take(avail, limit).min(self.credits[c]);
+                    self.credits[c] -= n;
+                    self.class_turn = (c + 1) % 3;
+                    return Some(Pick::Io { sq, n });
+                }
+            }
+            if pass == 1 || !(1..4).any(|c| self.class_has_work(c, ready)) {
+                break;
+            }
             for c in 0..3 {
                 self.forfeited[c] += self.credits[c] as u64;
             }
             self.credits = [self.feature.high, self.feature.medium, self.feature.low];
             self.rounds += 1;
         }
-        for k in 0..3 {
-            let c = (self.class_turn + k) % 3;
-            if !work[c] || self.credits[c] == 0 {
-                continue;
-            }
-            let (sq, avail) = self.next_member(c + 1, ready).expect("class has work");
-            let n = self.take(avail, limit).min(self.credits[c]);
-            self.credits[c] -= n;
-            self.class_turn = (c + 1) % 3;
-            return Some(Pick::Io { sq, n });
-        }
-        unreachable!("a new round gives every class with work some weight")
+        debug_assert!(
+            !(1..4).any(|c| self.class_has_work(c, ready)),
+            "a new round gives every class with work some weight"
+        );
+        None
     }
 }
 
