@@ -1560,15 +1560,17 @@ impl Machine {
         if ddir == Ddir::Read {
             ns += crate::sim::transfer_ns(len, c.memcpy_bytes_per_s);
         }
-        let (_, end) = self.busy_cpu(0, now, ns);
         if let Some((entry, off, l)) = self.hmb.held.remove(&r) {
             if let Some(s) = self.hmb.space.as_mut() {
                 s.free(entry, off, l);
             }
         }
-        let done = self.host_complete(end, 0, r);
-        self.cores[0].busy_until = done;
-        self.cores[0].busy_ns += done - end;
+        // CPU 0 runs the handler, the copy and the completion in one stretch.
+        let begin = now.max(self.cores[0].busy_until);
+        let done = self.host_complete(begin + ns, 0, r);
+        let core = &mut self.cores[0];
+        core.busy_until = done;
+        core.busy_ns += done - begin;
     }
 
     fn kick_fetch(&mut self, now: Ns) {
