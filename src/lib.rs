@@ -11,4 +11,5 @@ pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod ssd;
+pub mod virt;
 pub mod workload;

@@ -127,8 +127,8 @@ fn parse_weights(s: &str) -> Result<(u32, u32, u32), String> {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// fio job file.
-    job: PathBuf,
+    /// fio job file run on the host (may be left out when the config's [[vm]] tables bring guest jobs).
+    job: Option<PathBuf>,
     #[command(flatten)]
     machine: MachineArgs,
     /// Output format(s), comma separated, as fio: normal, json, json+.
@@ -164,27 +164,10 @@ struct RunArgs {
 }
 
 fn parse_ionice(s: &str) -> Result<nvmesim::workload::IoPrio, String> {
-    let (c, l) = match s.split_once(':') {
-        Some((c, l)) => (c, Some(l)),
-        None => (s, None),
-    };
-    let class = match c {
-        "1" | "realtime" | "rt" => 1,
-        "2" | "best-effort" | "be" => 2,
-        "3" | "idle" => 3,
-        _ => return Err(format!("'{c}': expected 1|realtime, 2|best-effort or 3|idle")),
-    };
-    // ionice(1): -n defaults to 4 for realtime and best-effort; idle has no level.
-    let level = match l {
-        Some(l) => l
-            .parse::<u8>()
-            .ok()
-            .filter(|&v| v <= 7)
-            .ok_or_else(|| format!("level '{l}': expected 0 to 7"))?,
-        None if class == 3 => 0,
-        None => 4,
-    };
-    Ok(nvmesim::workload::IoPrio { class, level })
+    match nvmesim::workload::IoPrio::parse(s)? {
+        p if p.class == 0 => Err("'none': ionice needs a class (1|realtime, 2|best-effort or 3|idle)".into()),
+        p => Ok(p),
+    }
 }
 
 #[derive(clap::Args)]
@@ -322,8 +305,11 @@ fn cmd_app_launch(
 }
 
 fn cmd_run(a: RunArgs) -> Result<(), String> {
-    let mut jobs = fio::parse_file(&a.job).map_err(|e| e.to_string())?;
-    if let Some(p) = a.ionice {
+    let mut host_jobs = match &a.job {
+        Some(p) => Some(fio::parse_file(p).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    if let (Some(p), Some(jobs)) = (a.ionice, host_jobs.as_mut()) {
         // ionice sets the process's I/O priority; fio's threads inherit it
         // unless a job sets prioclass itself (fio calls ioprio_set then).
         for j in jobs.jobs.iter_mut().filter(|j| j.prio.class == 0) {
@@ -331,6 +317,21 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
         }
     }
     let cfg = load_machine(&a.machine)?;
+    let jobs = if cfg.vms.is_empty() {
+        host_jobs.ok_or("no job file: give one, or a --config whose [[vm]] tables name guest jobs")?
+    } else {
+        // A VM's job file is found next to the config file that names it.
+        let dir = a
+            .machine
+            .config
+            .as_deref()
+            .and_then(|p| p.parent())
+            .map(|p| p.to_path_buf())
+            .unwrap_or_default();
+        nvmesim::virt::attach_guest_jobs(&cfg, host_jobs, &mut |name| {
+            fio::parse_file(&dir.join(name)).map_err(|e| e.to_string())
+        })?
+    };
     let opts = RunOptions {
         seed: a.seed,
         precondition: a.machine.precondition.parse::<Precondition>()?,

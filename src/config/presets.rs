@@ -90,9 +90,9 @@ pub fn load_machine(
         None => (Table::new(), "<built-in>"),
     };
     for k in doc.keys() {
-        if k != "host" && k != "device" {
+        if k != "host" && k != "device" && k != "vm" {
             return Err(format!(
-                "{path}: unknown top-level table [{k}] (expected [host] and [device])"
+                "{path}: unknown top-level table [{k}] (expected [host], [device] and [[vm]])"
             ));
         }
     }
@@ -102,6 +102,18 @@ pub fn load_machine(
             Some(_) => Err(format!("{path}: '{k}' must be a table")),
             None => Ok(None),
         }
+    };
+    let vms: Vec<super::VmConfig> = match doc.remove("vm") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| {
+                v.try_into()
+                    .map_err(|e: toml::de::Error| format!("{path}: [[vm]] number {}: {e}", i + 1))
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(format!("{path}: 'vm' must be an array of tables ([[vm]])")),
     };
     let mut h = take(&mut doc, "host")?;
     let mut d = take(&mut doc, "device")?;
@@ -122,7 +134,10 @@ pub fn load_machine(
     if let Some(r) = &device.queue_map.read_write_ratio {
         crate::host::queue_map::parse_ratio(r).map_err(|e| format!("{path}: [device.queue_map]: {e}"))?;
     }
-    Ok(MachineConfig { host, device })
+    for vm in &vms {
+        crate::virt::check_config(vm).map_err(|e| format!("{path}: [[vm]] '{}': {e}", vm.name))?;
+    }
+    Ok(MachineConfig { host, device, vms })
 }
 
 /// (kind, name, description) of every built-in preset.

@@ -138,7 +138,16 @@ struct Request {
     cqe_at: Ns,
     /// Sent through the Host Memory Buffer and the admin queue.
     hmb: bool,
+    /// The guest virtqueue it came through (`NO_VQ`: a host job's request).
+    vq: u32,
+    /// The I/O priority of the job that issued it (a guest request goes to
+    /// the host with its IOThread's priority in `io.prio`).
+    app_prio: IoPrio,
 }
+
+/// A host job's request / thread: no virtqueue, no vCPU.
+const NO_VQ: u32 = u32::MAX;
+const NO_VCPU: u32 = u32::MAX;
 
 /// Admin SQ entries that are HMB I/O commands carry their request's slab
 /// id with this bit set; the others index `Machine::admin_cmds`.
@@ -248,6 +257,10 @@ pub struct Thread {
     pub region: (u64, u64),
     /// ioengine=null: I/Os complete in the submitting call, no block layer or device.
     null_engine: bool,
+    /// The guest vCPU (global index) this thread runs on, or `NO_VCPU` on the host.
+    pub vcpu: u32,
+    /// A guest thread's virtio disk (index within its VM).
+    vdisk: u32,
 }
 
 /// One steady-state check (fio `steadystate`): a job's thread, or all the
@@ -311,6 +324,9 @@ pub struct Machine {
     /// Occupancy samples (with `RunOptions::occupancy_interval_ns`).
     pub occupancy: Vec<OccupancySample>,
     pub hmb: HmbState,
+    /// Virtual machines: vCPUs, virtqueues, IOThreads.
+    pub vms: crate::virt::Vms,
+    virt: crate::virt::VirtNs,
 }
 
 impl Machine {
@@ -380,7 +396,7 @@ impl Machine {
             (DeviceKind::Ssd, Some(s)) => s.user_capacity_bytes,
             _ => 250 * 1_000_000_000,
         };
-        let extents = super::files::layout(jobs, namespace_bytes)?;
+        let (extents, job_disks) = job_extents(jobs, &cfg, namespace_bytes)?;
         let (ssd, unit_bytes) = match (&cfg.device.kind, &cfg.device.ssd) {
             (DeviceKind::Ssd, Some(s)) => {
                 let mut ssd = Ssd::new(s, verify)?;
@@ -429,6 +445,9 @@ impl Machine {
             (DeviceKind::Null, _) => (None, 4096),
         };
         let mut cores = vec![Core::default(); nr_cpus as usize];
+        let vms = crate::virt::Vms::build(&cfg, &topo, &mut cores, namespace_bytes, opts.seed)?;
+        // Guest threads per VM so far (they are dealt to the vCPUs in order).
+        let mut guest_threads = vec![0u32; vms.vms.len()];
         let mut threads = Vec::new();
         let mut barrier = 0u32;
         // read_iolog: each job's trace, read once for all its clones.
@@ -445,19 +464,50 @@ impl Machine {
                 barrier += 1;
             }
             for clone in 0..spec.numjobs {
-                let t = Self::make_thread(
+                // A guest thread runs on a vCPU: fio's cpus_allowed in the
+                // guest names vCPUs; without it the guest scheduler spreads
+                // the VM's threads one per vCPU.
+                let vcpu = match spec.vm {
+                    None => None,
+                    Some(v) => {
+                        let rt = &vms.vms[v as usize];
+                        let k = match &spec.cpus_allowed {
+                            Some(list) => {
+                                if let Some(&bad) = list.iter().find(|&&c| c >= rt.vcpus) {
+                                    return Err(format!(
+                                        "job '{}' (line {}): cpus_allowed names vCPU {bad}, but vm '{}' has vCPUs 0-{}",
+                                        spec.name,
+                                        spec.line,
+                                        rt.name,
+                                        rt.vcpus - 1
+                                    ));
+                                }
+                                list[clone as usize % list.len()]
+                            }
+                            None => guest_threads[v as usize] % rt.vcpus,
+                        };
+                        guest_threads[v as usize] += 1;
+                        Some(rt.first_vcpu + k)
+                    }
+                };
+                let mut t = Self::make_thread(
                     &cfg,
                     &topo,
                     &mut cores,
                     spec,
                     ji,
                     clone,
-                    barrier,
+                    if spec.vm.is_some() { 0 } else { barrier },
                     extents[ji][clone as usize],
                     opts.seed,
                     threads.len() as u64,
                     &traces,
+                    vcpu.map(|v| vec![vms.vcpus[v as usize].placement.cpu]),
                 )?;
+                if let Some(v) = vcpu {
+                    t.vcpu = v;
+                    t.vdisk = job_disks[ji][clone as usize];
+                }
                 threads.push(t);
             }
         }
@@ -635,6 +685,8 @@ impl Machine {
             occ_interval: opts.occupancy_interval_ns.unwrap_or(0),
             occupancy: Vec::new(),
             hmb,
+            vms,
+            virt: crate::virt::VirtNs::new(&cfg.host.virt, cfg.host.clock_ghz),
             cfg,
         })
     }
@@ -652,9 +704,11 @@ impl Machine {
         seed: u64,
         tindex: u64,
         traces: &std::collections::HashMap<usize, Vec<crate::workload::trace::TraceRecord>>,
+        host_cpus: Option<Vec<u32>>,
     ) -> Result<Thread, String> {
         let nr = topo.nr_cpus();
         let allowed: Vec<u32> = match &spec.cpus_allowed {
+            _ if host_cpus.is_some() => host_cpus.unwrap_or_default(),
             None => (0..nr).collect(),
             Some(list) => {
                 if let Some(&bad) = list.iter().find(|&&c| c >= nr) {
@@ -738,6 +792,8 @@ impl Machine {
             bytes_completed: 0,
             region,
             null_engine: spec.ioengine == crate::workload::fio::IoEngine::Null,
+            vcpu: NO_VCPU,
+            vdisk: 0,
         })
     }
 
@@ -920,6 +976,8 @@ impl Machine {
                     }
                 }
                 Event::HmbIrq { cmd } => self.hmb_irq(now, cmd),
+                Event::IoThreadRun { iot } => self.iothread_run(now, iot),
+                Event::GuestIrq { vq } => self.guest_irq(now, vq),
                 Event::AdminExecute { cmd } => self.admin_execute(now, cmd),
                 Event::OccupancySample => {
                     self.sample_occupancy(now);
@@ -951,8 +1009,15 @@ impl Machine {
         let resuming = std::mem::take(&mut self.threads[ti].resume_submit);
         if !resuming {
             let th = &mut self.threads[ti];
-            th.placement
-                .maybe_migrate(now, &mut self.cores, self.migrate_mean, self.migrate_p);
+            if th.vcpu == NO_VCPU {
+                th.placement
+                    .maybe_migrate(now, &mut self.cores, self.migrate_mean, self.migrate_p);
+            } else {
+                // A guest thread stays on its vCPU; the vCPU may move on the host.
+                let vc = &mut self.vms.vcpus[th.vcpu as usize].placement;
+                vc.maybe_migrate(now, &mut self.cores, self.migrate_mean, self.migrate_p);
+                th.placement.cpu = vc.cpu;
+            }
         }
         let cpu = self.threads[ti].placement.cpu;
         let mut cur = now.max(self.cores[cpu as usize].busy_until);
@@ -976,7 +1041,11 @@ impl Machine {
         // A request that was waiting for a tag now has one: finish submitting it.
         if let Some(r) = self.threads[ti].tag_req.take() {
             let t0 = cur;
-            cur = self.submit_with_resource(cur, cpu, r);
+            cur = if self.threads[ti].vcpu == NO_VCPU {
+                self.submit_with_resource(cur, cpu, r)
+            } else {
+                self.guest_submit_with_tag(cur, cpu, r)
+            };
             let th = &mut self.threads[ti];
             th.sys_ns += cur - t0;
             th.inflight += 1;
@@ -1005,7 +1074,7 @@ impl Machine {
                 self.ios_completed += 1;
                 if th.stats_started {
                     th.stats
-                        .record_io(req.io.ddir, req.io.len, req.issue_ns, req.submit_ns, cur, req.io.prio);
+                        .record_io(req.io.ddir, req.io.len, req.issue_ns, req.submit_ns, cur, req.app_prio);
                 }
             }
         }
@@ -1066,6 +1135,8 @@ impl Machine {
                     cqe_sq_head: 0,
                     cqe_at: cur,
                     hmb: false,
+                    vq: NO_VQ,
+                    app_prio: io.prio,
                 });
                 th.completed.push_back(r);
                 th.inflight += 1;
@@ -1104,13 +1175,17 @@ impl Machine {
                 cqe_sq_head: 0,
                 cqe_at: 0,
                 hmb: false,
+                vq: NO_VQ,
+                app_prio: io.prio,
             });
             let t0 = cur;
             // The urgent path: a request of the HMB's class goes around the
             // queues (trims have no data to stage and take the normal path).
-            let urgent = self.hmb.enabled && self.hmb.is_urgent(io.prio) && io.ddir != Ddir::Trim;
+            let guest = self.threads[ti].vcpu != NO_VCPU;
+            let urgent = !guest && self.hmb.enabled && self.hmb.is_urgent(io.prio) && io.ddir != Ddir::Trim;
             let submitted = match urgent.then(|| self.hmb_submit(cur, r)).flatten() {
                 Some(done) => Ok(done),
+                None if guest => self.guest_submit(cur, cpu, t, r),
                 None => self.submit_bio(cur, cpu, r),
             };
             match submitted {
@@ -1275,6 +1350,10 @@ impl Machine {
 
     /// The submitting call returns at `at` for bio `r` (slat ends there).
     fn set_submitted(&mut self, r: u32, at: Ns) {
+        if self.reqs.get(r).vq != NO_VQ {
+            // A guest request's submission ended in the guest.
+            return;
+        }
         let thread = self.reqs.get(r).thread as usize;
         let sync = self.threads[thread].sync;
         let req = self.reqs.get_mut(r);
@@ -1348,8 +1427,12 @@ impl Machine {
             }
         };
         if let Some(w) = freed_for {
-            let wt = self.reqs.get(w).thread;
-            self.wake(cur, wt, cpu, true);
+            if self.reqs.get(w).vq != NO_VQ {
+                self.iothread_tag_granted(cur, w, cpu);
+            } else {
+                let wt = self.reqs.get(w).thread;
+                self.wake(cur, wt, cpu, true);
+            }
         }
         let mut b = r;
         loop {
@@ -1358,8 +1441,13 @@ impl Machine {
                 let q = self.reqs.get(b);
                 (q.thread, q.chain)
             };
-            self.threads[thread as usize].completed.push_back(b);
-            self.wake(cur, thread, cpu, false);
+            if self.reqs.get(b).vq != NO_VQ {
+                // The AIO completion goes to the IOThread that submitted it.
+                self.iothread_aio_complete(cur, b, cpu);
+            } else {
+                self.threads[thread as usize].completed.push_back(b);
+                self.wake(cur, thread, cpu, false);
+            }
             if next == NO_BIO {
                 break;
             }
@@ -1433,6 +1521,314 @@ impl Machine {
             };
             th.state = ThreadState::Waking;
             self.q.schedule(at + ipi, Event::ThreadRun { thread: t });
+        }
+    }
+
+    // ------------------------------------------------------------ virtio
+
+    /// A guest bio from thread `t` enters the guest block layer on its vCPU
+    /// (host core `cpu`): it takes a tag of its virtqueue (one ring
+    /// descriptor chain). Err(time) when the thread must sleep for one.
+    fn guest_submit(&mut self, cur: Ns, cpu: u32, t: u32, r: u32) -> Result<Ns, Ns> {
+        let th = &self.threads[t as usize];
+        let vm = self.vms.vcpus[th.vcpu as usize].vm;
+        let vq = self.vms.queue_for(vm, th.vdisk, th.vcpu);
+        self.reqs.get_mut(r).vq = vq;
+        let q = &mut self.vms.vqs[vq as usize];
+        if !q.tags.try_take() {
+            q.tags.wait(r);
+            return Err(cur);
+        }
+        Ok(self.guest_submit_with_tag(cur, cpu, r))
+    }
+
+    /// Continue a guest bio that holds its tag: guest blk-mq insert (the
+    /// vCPU's own software queue, then the hardware context's lines shared
+    /// by the vCPUs of this virtqueue), virtio_queue_rq under the virtqueue
+    /// lock, the avail ring, and a notify if the IOThread sleeps. Returns
+    /// when the submitting syscall returns in the guest.
+    fn guest_submit_with_tag(&mut self, mut cur: Ns, cpu: u32, r: u32) -> Ns {
+        use crate::virt::IoThreadState as S;
+        let c = &self.costs;
+        let v = self.virt;
+        let vq = self.reqs.get(r).vq as usize;
+        cur += c.blk_mq_insert_ns + 2 * c.sw_queue_lock_hold_ns;
+        let q = &mut self.vms.vqs[vq];
+        cur = q.hctx_lines.acquire(cur, cpu, 0, &self.lenv);
+        cur += v.guest_queue_rq_ns;
+        cur = q.lock.acquire(cur, cpu, v.vq_lock_hold_ns, &self.lenv);
+        cur = q.ring.acquire(cur, cpu, 0, &self.lenv);
+        q.avail.push_back((r, cur));
+        q.requests += 1;
+        let i = q.iothread as usize;
+        let iot = &mut self.vms.iothreads[i];
+        match iot.state {
+            // The device side is running or about to: it has notifications
+            // off (or its event index already passed), so no notify.
+            S::Scheduled | S::Waking | S::WaitingTag => {}
+            S::Polling { from, until } if cur <= until => {
+                iot.end_polling(cur);
+                iot.state = S::Scheduled;
+                self.q.schedule(cur.max(from), Event::IoThreadRun { iot: i as u32 });
+            }
+            S::Polling { until, .. } => {
+                // Asleep: the notify exits to KVM, whose ioeventfd wakes it.
+                iot.end_polling(until);
+                iot.state = S::Waking;
+                q.kicks += 1;
+                cur += v.vmexit_notify_ns;
+                let ipi = if iot.cpu != cpu { c.ipi_ns } else { 0 };
+                self.q.schedule(cur + ipi, Event::IoThreadRun { iot: i as u32 });
+            }
+        }
+        let thread = self.reqs.get(r).thread as usize;
+        let sync = self.threads[thread].sync;
+        let req = self.reqs.get_mut(r);
+        req.submit_ns = if sync { req.issue_ns } else { cur };
+        cur
+    }
+
+    /// A host AIO completion of a guest request reaches its IOThread.
+    fn iothread_aio_complete(&mut self, at: Ns, r: u32, from_cpu: u32) {
+        use crate::virt::IoThreadState as S;
+        let i = self.vms.vqs[self.reqs.get(r).vq as usize].iothread as usize;
+        let ipi_ns = self.costs.ipi_ns;
+        let iot = &mut self.vms.iothreads[i];
+        iot.completed.push_back((r, at));
+        match iot.state {
+            S::Scheduled | S::Waking | S::WaitingTag => {}
+            S::Polling { from, until } if at <= until => {
+                // Polling reads the AIO ring (QEMU's linux-aio poll handler).
+                iot.end_polling(at);
+                iot.state = S::Scheduled;
+                self.q.schedule(at.max(from), Event::IoThreadRun { iot: i as u32 });
+            }
+            S::Polling { until, .. } => {
+                iot.end_polling(until);
+                iot.state = S::Waking;
+                let ipi = if iot.cpu != from_cpu { ipi_ns } else { 0 };
+                self.q.schedule(at + ipi, Event::IoThreadRun { iot: i as u32 });
+            }
+        }
+    }
+
+    /// A host tag freed at `at` goes to IOThread request `r`: the IOThread,
+    /// asleep in io_submit, wakes.
+    fn iothread_tag_granted(&mut self, at: Ns, r: u32, from_cpu: u32) {
+        let i = self.vms.vqs[self.reqs.get(r).vq as usize].iothread as usize;
+        let iot = &mut self.vms.iothreads[i];
+        debug_assert_eq!(iot.tag_req, Some(r));
+        iot.state = crate::virt::IoThreadState::Waking;
+        let ipi = if iot.cpu != from_cpu { self.costs.ipi_ns } else { 0 };
+        self.q.schedule(at + ipi, Event::IoThreadRun { iot: i as u32 });
+    }
+
+    /// One pass of IOThread `i`'s event loop on its host CPU: finish a
+    /// request that waited for a host tag, complete the host AIO
+    /// completions into the used rings (one irqfd signal per virtqueue),
+    /// then take every available request of its virtqueues and submit them
+    /// to the host block layer in one io_submit batch, with the IOThread's
+    /// I/O priority. With nothing to do it polls for `poll_max_ns`, then sleeps.
+    fn iothread_run(&mut self, now: Ns, i: u32) {
+        use crate::virt::IoThreadState as S;
+        let c = self.costs.clone();
+        let v = self.virt;
+        let ii = i as usize;
+        let cpu = self.vms.iothreads[ii].cpu;
+        let mut cur = now.max(self.cores[cpu as usize].busy_until);
+        let begin = cur;
+        {
+            let iot = &mut self.vms.iothreads[ii];
+            match iot.state {
+                S::Waking => {
+                    cur += c.context_switch_ns;
+                    iot.wakeups += 1;
+                }
+                S::Polling { .. } => iot.end_polling(now),
+                S::Scheduled | S::WaitingTag => {}
+            }
+            iot.state = S::Scheduled;
+        }
+        let mut work = false;
+        if let Some(r) = self.vms.iothreads[ii].tag_req.take() {
+            cur = self.submit_with_resource(cur, cpu, r);
+            self.vms.iothreads[ii].submitted += 1;
+            work = true;
+        }
+        // Completions: used-ring entries, then one interrupt per virtqueue.
+        let mut signal: Vec<u32> = Vec::new();
+        while let Some(&(r, at)) = self.vms.iothreads[ii].completed.front() {
+            if at > cur {
+                break;
+            }
+            self.vms.iothreads[ii].completed.pop_front();
+            self.vms.iothreads[ii].completions += 1;
+            work = true;
+            cur += v.virtio_complete_ns;
+            let vq = self.reqs.get(r).vq;
+            let q = &mut self.vms.vqs[vq as usize];
+            cur = q.ring.acquire(cur, cpu, 0, &self.lenv);
+            q.used.push_back((r, cur));
+            if !q.irq_pending {
+                q.irq_pending = true;
+                signal.push(vq);
+            }
+        }
+        for vq in signal {
+            cur += v.irqfd_signal_ns;
+            self.q.schedule(cur, Event::GuestIrq { vq });
+        }
+        // Submissions: everything available, one io_submit for the batch.
+        let mut batch = 0u32;
+        let mut blocked = false;
+        let nvq = self.vms.iothreads[ii].vqs.len();
+        'queues: for k in 0..nvq {
+            let vq = self.vms.iothreads[ii].vqs[k] as usize;
+            while let Some(&(r, at)) = self.vms.vqs[vq].avail.front() {
+                if at > cur {
+                    break;
+                }
+                self.vms.vqs[vq].avail.pop_front();
+                work = true;
+                if batch == 0 {
+                    cur += c.syscall_ns;
+                }
+                batch += 1;
+                cur += v.virtqueue_pop_ns;
+                cur = self.vms.vqs[vq].ring.acquire(cur, cpu, 0, &self.lenv);
+                let prio = self.vms.iothreads[ii].prio;
+                let ddir = self.reqs.get(r).io.ddir;
+                let hctx = self.map.hw_queue(cpu, ddir, prio);
+                let req = self.reqs.get_mut(r);
+                req.io.prio = prio;
+                req.hctx = hctx;
+                cur += c.bio_setup_ns;
+                match self.submit_bio(cur, cpu, r) {
+                    Ok(t) => {
+                        cur = t;
+                        self.vms.iothreads[ii].submitted += 1;
+                    }
+                    Err(t) => {
+                        cur = t;
+                        self.vms.iothreads[ii].tag_req = Some(r);
+                        blocked = true;
+                        break 'queues;
+                    }
+                }
+            }
+        }
+        let iot = &mut self.vms.iothreads[ii];
+        if batch > 0 {
+            iot.batches += 1;
+        }
+        self.cores[cpu as usize].busy_until = cur;
+        self.cores[cpu as usize].busy_ns += cur - begin;
+        iot.busy_ns += cur - begin;
+        if blocked {
+            iot.state = S::WaitingTag;
+            return;
+        }
+        // Entries added (by CPUs that ran ahead) after this pass's time.
+        let mut next = iot.completed.front().map(|&(_, at)| at);
+        for &vq in &iot.vqs {
+            if let Some(&(_, at)) = self.vms.vqs[vq as usize].avail.front() {
+                next = Some(next.map_or(at, |n: Ns| n.min(at)));
+            }
+        }
+        if work {
+            iot.state = S::Scheduled;
+            self.q.schedule(cur, Event::IoThreadRun { iot: i });
+        } else if let Some(t) = next {
+            iot.state = S::Polling {
+                from: cur,
+                until: cur + iot.poll_max_ns,
+            };
+            iot.end_polling(t);
+            iot.state = if t <= cur + iot.poll_max_ns {
+                S::Scheduled
+            } else {
+                S::Waking
+            };
+            self.q.schedule(t.max(cur), Event::IoThreadRun { iot: i });
+        } else {
+            iot.state = S::Polling {
+                from: cur,
+                until: cur + iot.poll_max_ns,
+            };
+        }
+    }
+
+    /// Virtqueue `vq`'s interrupt on its vCPU: virtblk_done takes every
+    /// used entry and completes its request *inside* the virtqueue lock
+    /// (Linux virtio_blk.c holds vq->lock around the get_buf /
+    /// blk_mq_complete_request loop): freeing the tag and waking the issuing
+    /// thread, which on another vCPU is an IPI (a VM exit on the sender, an
+    /// injected interrupt on the receiver) sent while the lock is held.
+    fn guest_irq(&mut self, now: Ns, vq: u32) {
+        let c = self.costs.clone();
+        let v = self.virt;
+        let qi = vq as usize;
+        let vcpu = self.vms.vqs[qi].irq_vcpu as usize;
+        let cpu = self.vms.vcpus[vcpu].placement.cpu;
+        let mut cur = now.max(self.cores[cpu as usize].busy_until);
+        let begin = cur;
+        cur += v.interrupt_inject_ns + c.irq_entry_ns;
+        let mut done = std::mem::take(&mut self.scratch);
+        done.clear();
+        {
+            let q = &mut self.vms.vqs[qi];
+            q.interrupts += 1;
+            while let Some(&(r, at)) = q.used.front() {
+                if at > cur {
+                    break;
+                }
+                q.used.pop_front();
+                done.push(r);
+            }
+        }
+        let remote = |m: &Self, r: u32| m.threads[m.reqs.get(r).thread as usize].placement.cpu != cpu;
+        let per = v.vq_lock_hold_ns + c.bio_complete_ns;
+        let n_remote = done.iter().filter(|&&r| remote(self, r)).count() as Ns;
+        let hold = per * done.len().max(1) as Ns + n_remote * v.vmexit_notify_ns;
+        let q = &mut self.vms.vqs[qi];
+        cur = q.ring.acquire(cur, cpu, 0, &self.lenv);
+        let end = q.lock.acquire(cur, cpu, hold, &self.lenv);
+        q.irq_pending = false;
+        if let Some(&(_, at)) = q.used.front() {
+            // Used entries timed after this handler: their own interrupt.
+            q.irq_pending = true;
+            self.q.schedule(at.max(end), Event::GuestIrq { vq });
+        }
+        // The handler's own critical section ends at `end`; walk it.
+        let mut t = end - hold;
+        for &r in &done {
+            t += per;
+            if let Some(w) = self.vms.vqs[qi].tags.put() {
+                let wt = self.reqs.get(w).thread;
+                self.wake(t, wt, cpu, true);
+            }
+            let th = self.reqs.get(r).thread;
+            self.threads[th as usize].completed.push_back(r);
+            if remote(self, r) {
+                t += v.vmexit_notify_ns;
+                self.wake_guest_remote(t + v.interrupt_inject_ns, th);
+            } else {
+                self.wake(t, th, cpu, false);
+            }
+        }
+        cur = end;
+        self.scratch = done;
+        self.cores[cpu as usize].busy_until = cur;
+        self.cores[cpu as usize].busy_ns += cur - begin;
+    }
+
+    /// Wake guest thread `t` (asleep for completions) by an IPI from
+    /// another vCPU that reaches it at `at` (the injection is included).
+    fn wake_guest_remote(&mut self, at: Ns, t: u32) {
+        let th = &mut self.threads[t as usize];
+        if th.state == ThreadState::WaitingIo {
+            th.state = ThreadState::Waking;
+            self.q.schedule(at, Event::ThreadRun { thread: t });
         }
     }
 
@@ -1926,4 +2322,55 @@ use a device that does (samsung-pm1725a) or set [device.nvme] wrr_supported = tr
         low: d[2],
     };
     Ok((mechanism, reset.with(h, m, l, a.burst)))
+}
+
+/// Each job's clones' extents in the namespace (host jobs: their files or
+/// the whole namespace; guest jobs: on their VM's disks), and each guest
+/// clone's disk index within its VM.
+#[allow(clippy::type_complexity)]
+fn job_extents(
+    jobs: &FioJobFile,
+    cfg: &MachineConfig,
+    namespace: u64,
+) -> Result<(Vec<Vec<(u64, u64)>>, Vec<Vec<u32>>), String> {
+    let subset = |vm: Option<u32>| FioJobFile {
+        path: jobs.path.clone(),
+        global_options: Vec::new(),
+        jobs: jobs.jobs.iter().filter(|j| j.vm == vm).cloned().collect(),
+    };
+    if let Some(j) = jobs
+        .jobs
+        .iter()
+        .find(|j| j.vm.is_some_and(|v| v as usize >= cfg.vms.len()))
+    {
+        return Err(format!(
+            "job '{}' belongs to a VM the machine config does not have",
+            j.name
+        ));
+    }
+    let mut host = super::files::layout(&subset(None), namespace)?.into_iter();
+    let mut guest = Vec::new();
+    if !cfg.vms.is_empty() {
+        for (vi, disks) in crate::virt::disk_layout(&cfg.vms, namespace)?.iter().enumerate() {
+            let f = subset(Some(vi as u32));
+            let l = super::files::layout_guest(&f, disks).map_err(|e| format!("vm '{}': {e}", cfg.vms[vi].name))?;
+            guest.push(l.into_iter());
+        }
+    }
+    let (mut ext, mut disk) = (Vec::new(), Vec::new());
+    for j in &jobs.jobs {
+        match j.vm {
+            None => {
+                let e = host.next().expect("one layout per host job");
+                disk.push(vec![0; e.len()]);
+                ext.push(e);
+            }
+            Some(v) => {
+                let e = guest[v as usize].next().expect("one layout per guest job");
+                ext.push(e.iter().map(|x| (x.0, x.1)).collect());
+                disk.push(e.iter().map(|x| x.2).collect());
+            }
+        }
+    }
+    Ok((ext, disk))
 }

@@ -83,6 +83,40 @@ pub fn layout(jobs: &FioJobFile, namespace: u64) -> Result<Vec<Vec<(u64, u64)>>,
         .collect())
 }
 
+/// (base, length, disk index) of a guest clone's file.
+pub type GuestExtent = (u64, u64, u32);
+
+/// The same for the jobs of one VM's guest: `/dev/NAME` is the VM's disk
+/// NAME (whole), and regular files are laid out on its first disk, as a
+/// guest file system there would. Returns (base, length, disk index) in the
+/// device namespace per job and clone.
+pub fn layout_guest(jobs: &FioJobFile, disks: &[crate::virt::DiskExtent]) -> Result<Vec<Vec<GuestExtent>>, String> {
+    let (_, base0, len0) = &disks[0];
+    let files = layout(jobs, *len0)?;
+    let mut out = Vec::with_capacity(jobs.jobs.len());
+    for (j, ext) in jobs.jobs.iter().zip(files) {
+        let dev = j.filename.as_deref().and_then(|f| f.strip_prefix("/dev/"));
+        let v = match dev {
+            Some(name) => {
+                let Some(di) = disks.iter().position(|d| d.0 == name) else {
+                    let names: Vec<&str> = disks.iter().map(|d| d.0.as_str()).collect();
+                    return Err(format!(
+                        "job '{}' (line {}): filename=/dev/{name}: the guest has no disk '{name}' (its disks: {})",
+                        j.name,
+                        j.line,
+                        names.join(", ")
+                    ));
+                };
+                let (_, b, l) = &disks[di];
+                vec![(*b, *l, di as u32); ext.len()]
+            }
+            None => ext.into_iter().map(|(b, l)| (base0 + b, l, 0)).collect(),
+        };
+        out.push(v);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -52,4 +52,8 @@ pub enum Event {
     HmbStart { cmd: u32 },
     /// The admin CQ's interrupt for HMB I/O `cmd` reaches CPU 0.
     HmbIrq { cmd: u32 },
+    /// A QEMU IOThread runs its event loop once (woken, or polling found work).
+    IoThreadRun { iot: u32 },
+    /// A virtqueue's interrupt reaches its vCPU.
+    GuestIrq { vq: u32 },
 }

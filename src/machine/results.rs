@@ -188,6 +188,7 @@ fn extras(m: &Machine, end: Ns) -> Value {
         .chain(&m.sq_locks)
         .chain(&m.hctx_lines)
         .chain(std::iter::once(&m.queue_lock))
+        .chain(m.vms.vqs.iter().flat_map(|q| [&q.lock, &q.hctx_lines, &q.ring]))
         .filter(|l| l.acquisitions > 0)
         .map(|l| {
             json!({
@@ -242,7 +243,75 @@ fn extras(m: &Machine, end: Ns) -> Value {
             Value::Null
         },
         "locks": locks,
+        "vms": vms_json(m, end),
     })
+}
+
+/// Per VM: its layout, each virtqueue's traffic and lock, each IOThread's CPU.
+fn vms_json(m: &Machine, end: Ns) -> Value {
+    let pct = |ns: Ns| if end == 0 { 0.0 } else { ns as f64 * 100.0 / end as f64 };
+    let v = &m.vms;
+    Value::Array(
+        v.vms
+            .iter()
+            .map(|vm| {
+                let vqs: Vec<Value> = vm
+                    .disks
+                    .iter()
+                    .flat_map(|d| d.3.iter().map(move |&q| (d.0.clone(), q)))
+                    .map(|(disk, q)| {
+                        let q = &v.vqs[q as usize];
+                        json!({
+                            "disk": disk,
+                            "iothread": q.iothread,
+                            "requests": q.requests,
+                            "notifies": q.kicks,
+                            "interrupts": q.interrupts,
+                            "tag_waits": q.tags.waits,
+                            "lock_vcpus": q.lock.sharers(),
+                            "lock_acquisitions": q.lock.acquisitions,
+                            "lock_contended": q.lock.contended,
+                            "lock_wait_ns_total": q.lock.wait_ns,
+                            "hctx_lines_wait_ns_total": q.hctx_lines.wait_ns,
+                            "ring_lines_wait_ns_total": q.ring.wait_ns,
+                        })
+                    })
+                    .collect();
+                let iots: Vec<Value> = vm
+                    .iothreads
+                    .iter()
+                    .map(|&i| {
+                        let t = &v.iothreads[i as usize];
+                        json!({
+                            "cpu": t.cpu,
+                            "ioprio_class": t.prio.class,
+                            "ioprio_level": t.prio.level,
+                            "virtqueues": t.vqs.len(),
+                            "busy_pct": pct(t.busy_ns),
+                            "poll_pct": pct(t.poll_ns),
+                            "wakeups": t.wakeups,
+                            "submitted": t.submitted,
+                            "completed": t.completions,
+                            "io_submit_calls": t.batches,
+                        })
+                    })
+                    .collect();
+                let vcpus: Vec<Value> = (vm.first_vcpu..vm.first_vcpu + vm.vcpus)
+                    .map(|c| {
+                        let p = &v.vcpus[c as usize].placement;
+                        json!({"cpu": p.cpu, "migrations": p.migrations})
+                    })
+                    .collect();
+                json!({
+                    "name": vm.name,
+                    "queues": vm.layout,
+                    "vcpus": vcpus,
+                    "virtqueues": vqs,
+                    "iothreads": iots,
+                })
+            })
+            .collect(),
+    )
 }
 
 fn arbitration_json(m: &Machine) -> Value {

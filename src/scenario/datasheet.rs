@@ -118,6 +118,7 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
         let cfg = config::MachineConfig {
             host: host.clone(),
             device: dev,
+            vms: Vec::new(),
         };
         write(
             dir,

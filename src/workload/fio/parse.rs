@@ -1848,6 +1848,7 @@ impl Parser<'_> {
                 duration_s: st.ss_dur_ns / 1_000_000_000,
                 ramp_ns: st.ss_ramp_ns,
             }),
+            vm: None,
         })
     }
 }

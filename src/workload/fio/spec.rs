@@ -196,4 +196,7 @@ pub struct JobSpec {
     /// `disk_util` array / "Disk stats") unless every job turns it off.
     pub disk_util: bool,
     pub steadystate: Option<SteadyStateSpec>,
+    /// The VM (index into the config's `[[vm]]`) whose guest runs this job;
+    /// `None` for a job on the host. Set by `virt::attach_guest_jobs`.
+    pub vm: Option<u32>,
 }
