@@ -10,6 +10,7 @@ mod datasheet;
 mod hmb;
 mod rw_isolation;
 mod sq_occupancy;
+mod virtio;
 mod wrr;
 
 use crate::config::MachineConfig;
@@ -42,6 +43,10 @@ pub fn list() -> Vec<(&'static str, &'static str)> {
             "an urgent launch on a busy drive: original path vs Host Memory Buffer + admin queue vs a dedicated SQ",
         ),
         (
+            "virtio",
+            "one 8-vCPU VM on the null device: shared virtqueue + 1 IOThread vs per-vCPU queues + 1 or 8 IOThreads, 1-8 fio jobs",
+        ),
+        (
             "wrr",
             "weighted round robin with ionice-class SQs on a PM1725a: three applications, fg/bg bursts, QD1 overhead, per-core priorities",
         ),
@@ -58,6 +63,7 @@ pub fn run(name: &str, out: &Path, quick: bool) -> Result<(), String> {
         "wrr" => wrr::run(&dir, quick),
         "sq-occupancy" => sq_occupancy::run(&dir, quick),
         "hmb" => hmb::run(&dir, quick),
+        "virtio" => virtio::run(&dir, quick),
         _ => {
             let names: Vec<&str> = list().iter().map(|(n, _)| *n).collect();
             Err(format!("unknown scenario '{name}' (available: {})", names.join(", ")))
@@ -104,6 +110,29 @@ pub(crate) fn run_json_opts(
     opts: &RunOptions,
 ) -> Result<Value, String> {
     run_full(cfg.clone(), job_name, job, opts).map(|(v, _)| v)
+}
+
+/// Run a machine config whose `[[vm]]` tables name guest job files, given
+/// as (file name, text) pairs; fio's JSON of every guest job as a value.
+pub(crate) fn run_vms_json(
+    cfg_name: &str,
+    cfg_text: &str,
+    guests: &[(String, String)],
+    opts: &RunOptions,
+) -> Result<Value, String> {
+    let cfg = crate::config::load_machine(Some((cfg_name, cfg_text)), None, None)?;
+    let jobs = crate::virt::attach_guest_jobs(&cfg, None, &mut |name| {
+        let text = guests
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t)
+            .ok_or_else(|| format!("no guest job file '{name}'"))?;
+        fio::parse_str(text, name).map_err(|e| e.to_string())
+    })?;
+    let out = machine::run(cfg, &jobs, opts, &mut |_, _| {})?;
+    let mut s = String::new();
+    crate::report::fio_json::write_json(&mut s, &out.report, false);
+    serde_json::from_str(&s).map_err(|e| format!("internal: fio JSON did not parse: {e}"))
 }
 
 /// Run a job text; fio's JSON as a value, and the run itself (logs, occupancy samples).

@@ -98,6 +98,11 @@ alongside the host's (split them over several VMs or runs instead)",
                 ));
             }
             j.stonewall = false;
+            // The guest file's [global] options become the job's own (the
+            // merged file's globals are the host's); job options still win.
+            let mut opts = f.global_options.clone();
+            opts.append(&mut j.options);
+            j.options = opts;
             j.vm = Some(vi as u32);
             j.name = format!("{}/{}", vm.name, j.name);
             j.groupid += base;
