@@ -12,6 +12,7 @@ mod rw_isolation;
 mod sq_occupancy;
 mod virtio;
 mod wrr;
+mod wrr_vms;
 
 use crate::config::MachineConfig;
 use crate::machine::{self, Precondition, RunOptions};
@@ -47,6 +48,10 @@ pub fn list() -> Vec<(&'static str, &'static str)> {
             "one 8-vCPU VM on the null device: shared virtqueue + 1 IOThread vs per-vCPU queues + 1 or 8 IOThreads, 1-8 fio jobs",
         ),
         (
+            "wrr-vms",
+            "three 8-vCPU VMs on a PM1725a, IOThreads best-effort / none / idle under wrr-ioprio: IOPS per VM, RR vs WRR 24/16/8",
+        ),
+        (
             "wrr",
             "weighted round robin with ionice-class SQs on a PM1725a: three applications, fg/bg bursts, QD1 overhead, per-core priorities",
         ),
@@ -64,6 +69,7 @@ pub fn run(name: &str, out: &Path, quick: bool) -> Result<(), String> {
         "sq-occupancy" => sq_occupancy::run(&dir, quick),
         "hmb" => hmb::run(&dir, quick),
         "virtio" => virtio::run(&dir, quick),
+        "wrr-vms" => wrr_vms::run(&dir, quick),
         _ => {
             let names: Vec<&str> = list().iter().map(|(n, _)| *n).collect();
             Err(format!("unknown scenario '{name}' (available: {})", names.join(", ")))
