@@ -513,3 +513,108 @@ fn hmb_scenario_bypasses_a_deep_sq_for_the_urgent_launch() {
     assert!(i_hmb >= i_orig && i_hmb < 1.5 * i_orig, "{i_hmb} vs {i_orig}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_vm_config_runs_without_a_host_job_and_its_guest_jobs_report_under_the_vm() {
+    let dir = std::env::temp_dir().join(format!("nvmesim-vm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("vm.toml"),
+        "[host]\nextends = \"dell-r720-2s\"\n[device]\nextends = \"null\"\n\
+         [[vm]]\nname = \"guest\"\nvcpus = 2\ncpus = [0, 1]\nqueues = \"shared\"\niothread_cpus = [2]\njob = \"g.fio\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("g.fio"),
+        "[global]\nioengine=libaio\ndirect=1\nfilename=/dev/vda\nrw=randread\niodepth=8\nnumber_ios=1000\n[r]\nnumjobs=2\n",
+    )
+    .unwrap();
+    let out = nvmesim()
+        .args(["run", "-q", "--output-format", "json", "--config"])
+        .arg(dir.join("vm.toml"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    for j in jobs {
+        assert_eq!(j["jobname"], "guest/r");
+        assert_eq!(j["read"]["total_ios"].as_u64(), Some(1000));
+    }
+    let vm = &v["nvmesim"]["vms"][0];
+    assert_eq!(vm["name"], "guest");
+    assert_eq!(vm["virtqueues"][0]["requests"].as_u64(), Some(2000));
+    assert_eq!(vm["iothreads"][0]["completed"].as_u64(), Some(2000));
+    // A bad guest job file is an error naming the VM, the file and the option.
+    std::fs::write(dir.join("g.fio"), "[r]\nrw=randread\nbogus_option=1\n").unwrap();
+    let out = nvmesim()
+        .args(["run", "-q", "--config"])
+        .arg(dir.join("vm.toml"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("vm 'guest'") && err.contains("g.fio") && err.contains("bogus_option"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn virtio_and_wrr_vms_scenarios_report_their_comparisons() {
+    let dir = std::env::temp_dir().join(format!("nvmesim-virtio-{}", std::process::id()));
+    for name in ["virtio", "wrr-vms"] {
+        let out = nvmesim()
+            .args(["scenario", "run", name, "--quick", "--out"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let rows = |name: &str| -> Vec<serde_json::Value> {
+        let p = dir.join(name).join("results.json");
+        serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(p).unwrap())
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let v = rows("virtio");
+    let get = |rows: &[serde_json::Value], variant: &str, workload: &str, metric: &str| {
+        rows.iter()
+            .find(|r| r["variant"] == variant && r["workload"] == workload && r["metric"] == metric)
+            .and_then(|r| r["value"].as_f64())
+            .unwrap_or_else(|| panic!("no row {variant} / {workload} / {metric}"))
+    };
+    let shared = "shared queue, 1 IOThread";
+    let many = "per-vCPU queues, 8 IOThreads";
+    // Many IOThreads scale with jobs; one shared queue does not.
+    assert!(get(&v, many, "8 jobs", "iops") > 5.0 * get(&v, many, "1 jobs", "iops"));
+    assert!(get(&v, shared, "8 jobs", "iops") < 1.2 * get(&v, shared, "1 jobs", "iops"));
+    // The shared queue's lock wait grows with jobs; per-vCPU queues have none.
+    assert!(get(&v, shared, "8 jobs", "vq_lock_wait_per_io") > get(&v, shared, "2 jobs", "vq_lock_wait_per_io"));
+    assert_eq!(get(&v, many, "8 jobs", "vq_lock_wait_per_io"), 0.0);
+    for f in [
+        "report.md",
+        "virtio.svg",
+        "virtio.png",
+        "configs/shared-queue-1-iothread-8jobs.toml",
+        "jobs/randread-8jobs.fio",
+    ] {
+        assert!(dir.join("virtio").join(f).exists(), "{f} missing");
+    }
+    // wrr-vms: round robin shares equally; with few slots WRR puts the idle VM last.
+    let w = rows("wrr-vms");
+    let slots256 = "256 slots (sensitivity)";
+    let (rr1, rr3) = (get(&w, "RR", slots256, "vm1_iops"), get(&w, "RR", slots256, "vm3_iops"));
+    assert!((rr1 / rr3 - 1.0).abs() < 0.05, "RR {rr1} vs {rr3}");
+    let (w1, w3) = (
+        get(&w, "WRR 24/16/8", slots256, "vm1_iops"),
+        get(&w, "WRR 24/16/8", slots256, "vm3_iops"),
+    );
+    assert!(w1 > 1.15 * w3, "WRR {w1} vs {w3}");
+    assert!(dir.join("wrr-vms/configs/wrr-24-16-8-256slots.toml").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
