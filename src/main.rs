@@ -73,7 +73,7 @@ enum TraceCmd {
 
 #[derive(clap::Args)]
 struct MachineArgs {
-    /// Machine config (TOML with [host] and/or [device]; `extends = "preset"` to start from a preset).
+    /// Machine config (TOML with [host] and/or [device], `extends = "preset"` to start from a preset; [[vm]] tables add VMs).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Host preset (overrides the config's [host] extends). See `nvmesim presets`.

@@ -1548,7 +1548,6 @@ impl Machine {
     /// lock, the avail ring, and a notify if the IOThread sleeps. Returns
     /// when the submitting syscall returns in the guest.
     fn guest_submit_with_tag(&mut self, mut cur: Ns, cpu: u32, r: u32) -> Ns {
-        use crate::virt::IoThreadState as S;
         let c = &self.costs;
         let v = self.virt;
         let vq = self.reqs.get(r).vq as usize;
@@ -1561,25 +1560,10 @@ impl Machine {
         q.avail.push_back((r, cur));
         q.requests += 1;
         let i = q.iothread as usize;
-        let iot = &mut self.vms.iothreads[i];
-        match iot.state {
-            // The device side is running or about to: it has notifications
-            // off (or its event index already passed), so no notify.
-            S::Scheduled | S::Waking | S::WaitingTag => {}
-            S::Polling { from, until } if cur <= until => {
-                iot.end_polling(cur);
-                iot.state = S::Scheduled;
-                self.q.schedule(cur.max(from), Event::IoThreadRun { iot: i as u32 });
-            }
-            S::Polling { until, .. } => {
-                // Asleep: the notify exits to KVM, whose ioeventfd wakes it.
-                iot.end_polling(until);
-                iot.state = S::Waking;
-                q.kicks += 1;
-                cur += v.vmexit_notify_ns;
-                let ipi = if iot.cpu != cpu { c.ipi_ns } else { 0 };
-                self.q.schedule(cur + ipi, Event::IoThreadRun { iot: i as u32 });
-            }
+        if self.iothread_notify(cur, i, cpu, v.vmexit_notify_ns) {
+            // Asleep: the guest's notify exited to KVM, whose ioeventfd woke it.
+            self.vms.vqs[vq].kicks += 1;
+            cur += v.vmexit_notify_ns;
         }
         let thread = self.reqs.get(r).thread as usize;
         let sync = self.threads[thread].sync;
@@ -1590,24 +1574,36 @@ impl Machine {
 
     /// A host AIO completion of a guest request reaches its IOThread.
     fn iothread_aio_complete(&mut self, at: Ns, r: u32, from_cpu: u32) {
-        use crate::virt::IoThreadState as S;
         let i = self.vms.vqs[self.reqs.get(r).vq as usize].iothread as usize;
+        self.vms.iothreads[i].completed.push_back((r, at));
+        // Polling reads the AIO ring (QEMU's linux-aio poll handler); asleep, the eventfd wakes it.
+        self.iothread_notify(at, i, from_cpu, 0);
+    }
+
+    /// New work for IOThread `i` at `at` from `from_cpu`. Running, about to
+    /// run or waiting for a tag: it will find the work (notifications are
+    /// suppressed meanwhile). Polling: it sees the work at once. Asleep: it
+    /// is woken after `signal_ns` (the notifier's exit) and an IPI if the
+    /// notifier is on another CPU; returns true then.
+    fn iothread_notify(&mut self, at: Ns, i: usize, from_cpu: u32, signal_ns: Ns) -> bool {
+        use crate::virt::IoThreadState as S;
         let ipi_ns = self.costs.ipi_ns;
         let iot = &mut self.vms.iothreads[i];
-        iot.completed.push_back((r, at));
         match iot.state {
-            S::Scheduled | S::Waking | S::WaitingTag => {}
+            S::Scheduled | S::Waking | S::WaitingTag => false,
             S::Polling { from, until } if at <= until => {
-                // Polling reads the AIO ring (QEMU's linux-aio poll handler).
                 iot.end_polling(at);
                 iot.state = S::Scheduled;
                 self.q.schedule(at.max(from), Event::IoThreadRun { iot: i as u32 });
+                false
             }
             S::Polling { until, .. } => {
                 iot.end_polling(until);
                 iot.state = S::Waking;
                 let ipi = if iot.cpu != from_cpu { ipi_ns } else { 0 };
-                self.q.schedule(at + ipi, Event::IoThreadRun { iot: i as u32 });
+                self.q
+                    .schedule(at + signal_ns + ipi, Event::IoThreadRun { iot: i as u32 });
+                true
             }
         }
     }

@@ -2,7 +2,7 @@
 //! are kept deep by fio, through the original path, the Host Memory Buffer
 //! path (admin queue) and a dedicated urgent SQ.
 
-use super::{jobs_named, row_with, slug, write};
+use super::{finish, jobs_named, row_with, slug, write};
 use crate::config;
 use crate::machine::{Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
@@ -293,12 +293,5 @@ load, \"load SQ occupancy\"), there is no backlog to bypass and the paths give t
         2,
     )?;
     let _ = writeln!(md, "![urgent latency](urgent-latency.svg)\n");
-    write(dir, "report.md", &md)?;
-    write(
-        dir,
-        "results.json",
-        &serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?,
-    )?;
-    println!("{md}");
-    Ok(())
+    finish(dir, &md, &rows)
 }

@@ -200,6 +200,18 @@ pub(crate) fn row_with(
     r
 }
 
+/// Write a scenario's `report.md` and `results.json` and print the report.
+pub(crate) fn finish(dir: &Path, md: &str, rows: &[Value]) -> Result<(), String> {
+    write(dir, "report.md", md)?;
+    write(
+        dir,
+        "results.json",
+        &serde_json::to_string_pretty(rows).map_err(|e| e.to_string())?,
+    )?;
+    println!("{md}");
+    Ok(())
+}
+
 pub(crate) fn write(dir: &Path, name: &str, text: &str) -> Result<(), String> {
     let p = dir.join(name);
     if let Some(parent) = p.parent() {

@@ -9,7 +9,7 @@
 //! locks of shared software queues). The report puts the model's own
 //! counters for those mechanisms next to each result.
 
-use super::{row_with, run_json_opts, slug, write};
+use super::{finish, row_with, run_json_opts, slug, write};
 use crate::config;
 use crate::machine::{Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
@@ -469,9 +469,5 @@ preset's size, drained by the FTL).\n"
         md,
         "## Figures\n\n![each reader's IOPS](reader-iops.svg)\n\n![read latency percentiles](read-latency.svg)\n"
     );
-    write(dir, "report.md", &md)?;
-    let results_json = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
-    write(dir, "results.json", &results_json)?;
-    println!("{md}");
-    Ok(())
+    finish(dir, &md, &rows)
 }

@@ -3,7 +3,7 @@
 //! with the SQ head reported in completion entries), and the latency of a
 //! highest-priority 512-byte read issued while the queue is that full.
 
-use super::{jobs_named, row_with, write};
+use super::{finish, jobs_named, row_with, write};
 use crate::config;
 use crate::machine::{Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
@@ -224,12 +224,5 @@ rates).\n"
         md,
         "![occupancy](occupancy.svg)\n\n![urgent latency](urgent-latency.svg)\n"
     );
-    write(dir, "report.md", &md)?;
-    write(
-        dir,
-        "results.json",
-        &serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?,
-    )?;
-    println!("{md}");
-    Ok(())
+    finish(dir, &md, &rows)
 }

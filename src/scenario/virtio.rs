@@ -8,7 +8,7 @@
 //! I/O threads). The null device takes the drive out of the picture: what
 //! is left is the CPU work of guest, QEMU and host, and who waits for whom.
 
-use super::{jobs_named, row_with, run_vms_json, slug, with_runtime, write};
+use super::{finish, jobs_named, row_with, run_vms_json, slug, with_runtime, write};
 use crate::machine::RunOptions;
 use crate::report::plot::{self, Panel, Series};
 use serde_json::{json, Value};
@@ -315,14 +315,7 @@ with 8 IOThreads).\n",
         2,
     )?;
     let _ = writeln!(md, "![virtio](virtio.svg)\n");
-    write(dir, "report.md", &md)?;
-    write(
-        dir,
-        "results.json",
-        &serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?,
-    )?;
-    println!("{md}");
-    Ok(())
+    finish(dir, &md, &rows)
 }
 
 fn measure(out: &Value, n: u32) -> Result<Point, String> {

@@ -10,7 +10,7 @@
 //! controller to take them. The report gives, next to every result, the
 //! model's own counters for that (commands launched per class, slots).
 
-use super::{jobs_named, row_with, slug, write};
+use super::{finish, jobs_named, row_with, slug, write};
 use crate::config::{self, MachineConfig};
 use crate::machine::{self, Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
@@ -678,12 +678,5 @@ the write cache full cannot start and holds back its SQ (in-order acceptance), w
         dev.nvme.command_slots,
         3 * setup.apps.jobs_per_app * setup.apps.iodepth
     );
-    write(dir, "report.md", &md)?;
-    write(
-        dir,
-        "results.json",
-        &serde_json::to_string_pretty(&c.rows).map_err(|e| e.to_string())?,
-    )?;
-    println!("{md}");
-    Ok(())
+    finish(dir, &md, &c.rows)
 }

@@ -7,7 +7,7 @@
 //! with weights high/medium/low 24/16/8 (Joshi et al., HotStorage '17, made
 //! the ionice -> WRR mapping; here it is driven by QEMU's IOThreads).
 
-use super::{row_with, run_vms_json, slug, with_runtime, write};
+use super::{finish, row_with, run_vms_json, slug, with_runtime, write};
 use crate::config;
 use crate::machine::{Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
@@ -231,14 +231,7 @@ lets the drive's arbitration decide the shares.\n",
         2,
     )?;
     let _ = writeln!(md, "![wrr-vms](wrr-vms.svg)\n");
-    write(dir, "report.md", &md)?;
-    write(
-        dir,
-        "results.json",
-        &serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?,
-    )?;
-    println!("{md}");
-    Ok(())
+    finish(dir, &md, &rows)
 }
 
 fn measure(out: &Value) -> Point {
