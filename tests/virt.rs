@@ -203,3 +203,20 @@ fn same_seed_same_vm_run_and_config_errors_name_the_vm() {
     let e = err_of(run_vm(&cfg, &format!("{}[s]\nstonewall\n", guest_job(1, 10)), 0));
     assert!(e.contains("stonewall"), "{e}");
 }
+
+#[test]
+fn floating_vcpus_move_on_the_host_and_every_guest_io_still_completes() {
+    let cfg = vm_config("null", "per-vcpu", &[8, 9], "").replace(
+        "cpus = [0, 1, 2, 3, 4, 5, 6, 7]",
+        "cpus = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19]\nvcpu_placement = \"floating\"",
+    );
+    let m = run_vm(&cfg, &guest_job(8, 20000), 3).unwrap();
+    for t in &m.threads {
+        assert_eq!(t.ios_completed, 20000);
+    }
+    let moved: u64 = m.vms.vcpus.iter().map(|v| v.placement.migrations).sum();
+    assert!(moved > 0, "floating vCPUs migrate among their host CPUs");
+    for v in &m.vms.vcpus {
+        assert!([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19].contains(&v.placement.cpu));
+    }
+}
