@@ -198,8 +198,6 @@ pub struct Vcpu {
 /// One virtqueue of one virtio-blk disk.
 #[derive(Debug, Clone)]
 pub struct Virtqueue {
-    pub vm: u32,
-    pub disk: u32,
     /// The guest driver's lock of this virtqueue (`vblk->vqs[i].lock`),
     /// taken by submitting vCPUs and by the interrupt handler.
     pub lock: Lock,
@@ -242,7 +240,6 @@ pub enum IoThreadState {
 /// One QEMU IOThread.
 #[derive(Debug, Clone)]
 pub struct IoThread {
-    pub vm: u32,
     pub cpu: u32,
     pub prio: IoPrio,
     pub vqs: Vec<u32>,
@@ -340,7 +337,6 @@ impl Vms {
             let first_iot = out.iothreads.len() as u32;
             for &cpu in &vm.iothread_cpus {
                 out.iothreads.push(IoThread {
-                    vm: vi as u32,
                     cpu,
                     prio,
                     vqs: Vec::new(),
@@ -363,7 +359,7 @@ impl Vms {
             };
             let mut dealt = 0u32;
             let mut rt_disks = Vec::new();
-            for (di, (name, base, len)) in disks[vi].iter().enumerate() {
+            for (name, base, len) in &disks[vi] {
                 let mut ids = Vec::new();
                 for q in 0..nq {
                     let id = out.vqs.len() as u32;
@@ -372,8 +368,6 @@ impl Vms {
                     out.iothreads[iot as usize].vqs.push(id);
                     let spin = vm.guest_spinlock;
                     out.vqs.push(Virtqueue {
-                        vm: vi as u32,
-                        disk: di as u32,
                         lock: Lock::with(format!("vm {} {name} virtqueue {q} lock", vm.name), spin, 0),
                         ring: Lock::lines(format!("vm {} {name} virtqueue {q} ring lines", vm.name), ring_lines),
                         hctx_lines: Lock::lines(format!("vm {} {name} guest hctx{q} state lines", vm.name), hctx_lines),
