@@ -7,9 +7,12 @@ pub mod config;
 pub mod host;
 pub mod machine;
 pub mod nvme;
+#[cfg(feature = "python")]
+mod python;
 pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod ssd;
+pub mod sweep;
 pub mod virt;
 pub mod workload;

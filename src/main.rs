@@ -1,9 +1,11 @@
 //! `nvmesim`: command-line front end.
 
 use clap::{Parser, Subcommand};
-use nvmesim::config::{self, MachineConfig};
+use nvmesim::config;
 use nvmesim::machine::{self, Precondition, RunOptions};
 use nvmesim::report;
+use nvmesim::sweep::run::{RunSpec, Source};
+use nvmesim::sweep::spec::Sweep;
 use nvmesim::workload::fio;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -39,11 +41,63 @@ enum Cmd {
         #[command(subcommand)]
         cmd: ScenarioCmd,
     },
+    /// Run a parameter sweep (a grid of runs from a sweep TOML) on all cores: one fio JSON per run
+    /// under OUT, and the tidy table OUT/results.csv + OUT/results.parquet. Re-running skips finished runs.
+    Sweep(SweepArgs),
+    /// Plot a sweep's results table: one curve per value of --by, a panel per direction (SVG + PNG).
+    Plot(PlotArgs),
     /// Write synthetic block traces for `read_iolog`.
     Trace {
         #[command(subcommand)]
         cmd: TraceCmd,
     },
+}
+
+#[derive(clap::Args)]
+struct SweepArgs {
+    /// Sweep file (TOML): job, config, run flags, seeds/repeat, [set] and [vary]; see the README.
+    spec: PathBuf,
+    /// Output folder: one `<params,seed>/<rw>-<iodepth>-<numjobs>.json` per run, results.csv, results.parquet.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Local worker threads (default: every core).
+    #[arg(long, short = 'j', value_name = "N")]
+    jobs: Option<usize>,
+    /// Run each run as a task on the Ray cluster at ADDRESS (`auto`, `local`, or host:port) instead of
+    /// locally. Needs the Python package (`pip install .`) and ray in the python3 on PATH
+    /// (or $NVMESIM_PYTHON).
+    #[arg(long, value_name = "ADDRESS")]
+    ray: Option<String>,
+    /// Only list the runs the sweep would make (and which are already done).
+    #[arg(long)]
+    dry_run: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(clap::Args)]
+struct PlotArgs {
+    /// A sweep's output folder (with results.csv).
+    dir: PathBuf,
+    /// Column for the x axis (numeric), e.g. iodepth.
+    #[arg(long)]
+    x: String,
+    /// Column for the y axis, e.g. iops, bw_mib_s, clat_p99_us.
+    #[arg(long)]
+    y: String,
+    /// Column(s) making one curve per value, comma separated.
+    #[arg(long, value_delimiter = ',')]
+    by: Vec<String>,
+    #[arg(long)]
+    log_x: bool,
+    #[arg(long)]
+    log_y: bool,
+    /// Output path without extension (default DIR/plot-Y-vs-X[-by-BY]); writes .svg and .png.
+    #[arg(long, value_name = "STEM")]
+    out: Option<PathBuf>,
+    #[arg(long)]
+    title: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -94,35 +148,19 @@ struct MachineArgs {
     /// Controller arbitration: auto (weighted round robin for wrr-* queue maps), round-robin, weighted-round-robin.
     /// Overrides [device.arbitration] mechanism.
     #[arg(long, value_name = "MECH", value_parser = parse_mechanism)]
-    arbitration: Option<config::ArbitrationMechanism>,
+    arbitration: Option<String>,
     /// Weighted round robin weights HIGH:MEDIUM:LOW in commands per round (1-256), as set by
     /// Set Features (Arbitration) before the run. Overrides [device.arbitration].
     #[arg(long, value_name = "H:M:L", value_parser = parse_weights)]
-    weights: Option<(u32, u32, u32)>,
+    weights: Option<String>,
 }
 
-fn parse_mechanism(s: &str) -> Result<config::ArbitrationMechanism, String> {
-    match s {
-        "auto" => Ok(config::ArbitrationMechanism::Auto),
-        "round-robin" | "rr" => Ok(config::ArbitrationMechanism::RoundRobin),
-        "weighted-round-robin" | "wrr" => Ok(config::ArbitrationMechanism::WeightedRoundRobin),
-        _ => Err(format!(
-            "'{s}': expected auto, round-robin (rr) or weighted-round-robin (wrr)"
-        )),
-    }
+fn parse_mechanism(s: &str) -> Result<String, String> {
+    nvmesim::sweep::run::parse_mechanism(s).map(|_| s.to_string())
 }
 
-fn parse_weights(s: &str) -> Result<(u32, u32, u32), String> {
-    let bad = || format!("'{s}': expected HIGH:MEDIUM:LOW, each 1 to 256 commands per round, e.g. 20:12:8");
-    let v: Vec<u32> = s
-        .split(':')
-        .map(|x| x.trim().parse::<u32>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| bad())?;
-    match v[..] {
-        [h, m, l] if [h, m, l].iter().all(|w| (1..=256).contains(w)) => Ok((h, m, l)),
-        _ => Err(bad()),
-    }
+fn parse_weights(s: &str) -> Result<String, String> {
+    nvmesim::sweep::run::parse_weights(s).map(|_| s.to_string())
 }
 
 #[derive(clap::Args)]
@@ -156,18 +194,15 @@ struct RunArgs {
     /// Run as under `ionice -c CLASS [-n LEVEL]`: jobs without their own prioclass get this I/O priority
     /// (CLASS: 1|realtime, 2|best-effort, 3|idle; LEVEL 0-7, default 4 as ionice).
     #[arg(long, value_name = "CLASS[:LEVEL]", value_parser = parse_ionice)]
-    ionice: Option<nvmesim::workload::IoPrio>,
+    ionice: Option<String>,
     /// Sample every used SQ's occupancy each MS milliseconds (fractions allowed) into
     /// LOG_DIR/nvmesim_occupancy.log: time, SQ, true entries, the driver's estimate, unseen completions.
     #[arg(long, value_name = "MS")]
     occupancy_log: Option<f64>,
 }
 
-fn parse_ionice(s: &str) -> Result<nvmesim::workload::IoPrio, String> {
-    match nvmesim::workload::IoPrio::parse(s)? {
-        p if p.class == 0 => Err("'none': ionice needs a class (1|realtime, 2|best-effort or 3|idle)".into()),
-        p => Ok(p),
-    }
+fn parse_ionice(s: &str) -> Result<String, String> {
+    nvmesim::sweep::run::parse_ionice(s).map(|_| s.to_string())
 }
 
 #[derive(clap::Args)]
@@ -208,6 +243,8 @@ fn main() -> ExitCode {
         Cmd::Run(a) => cmd_run(*a),
         Cmd::Presets => cmd_presets(),
         Cmd::Bench(a) => cmd_bench(a),
+        Cmd::Sweep(a) => cmd_sweep(a),
+        Cmd::Plot(a) => cmd_plot(a),
         Cmd::Scenario { cmd } => match cmd {
             ScenarioCmd::List => {
                 for (name, desc) in nvmesim::scenario::list() {
@@ -235,18 +272,6 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-fn load_machine(m: &MachineArgs) -> Result<MachineConfig, String> {
-    let text;
-    let cfg = match &m.config {
-        Some(p) => {
-            text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            Some((p.to_str().unwrap_or("config"), text.as_str()))
-        }
-        None => None,
-    };
-    config::load_machine(cfg, m.host.as_deref(), m.device.as_deref())
 }
 
 fn progress_bar(enabled: bool) -> Box<dyn FnMut(u64, u64)> {
@@ -305,50 +330,31 @@ fn cmd_app_launch(
 }
 
 fn cmd_run(a: RunArgs) -> Result<(), String> {
-    let mut host_jobs = match &a.job {
-        Some(p) => Some(fio::parse_file(p).map_err(|e| e.to_string())?),
-        None => None,
-    };
-    if let (Some(p), Some(jobs)) = (a.ionice, host_jobs.as_mut()) {
-        // ionice sets the process's I/O priority; fio's threads inherit it
-        // unless a job sets prioclass itself (fio calls ioprio_set then).
-        for j in jobs.jobs.iter_mut().filter(|j| j.prio.class == 0) {
-            j.prio = p;
-        }
-    }
-    let cfg = load_machine(&a.machine)?;
-    let jobs = if cfg.vms.is_empty() {
-        host_jobs.ok_or("no job file: give one, or a --config whose [[vm]] tables name guest jobs")?
-    } else {
-        // A VM's job file is found next to the config file that names it.
-        let dir = a
-            .machine
-            .config
-            .as_deref()
-            .and_then(|p| p.parent())
-            .map(|p| p.to_path_buf())
-            .unwrap_or_default();
-        nvmesim::virt::attach_guest_jobs(&cfg, host_jobs, &mut |name| {
-            fio::parse_file(&dir.join(name)).map_err(|e| e.to_string())
-        })?
-    };
-    let opts = RunOptions {
+    let m = &a.machine;
+    let spec = RunSpec {
+        job: a.job.as_deref().map(Source::read_job).transpose()?,
+        config: m.config.as_deref().map(Source::read_config).transpose()?,
+        files: Default::default(),
         seed: a.seed,
-        precondition: a.machine.precondition.parse::<Precondition>()?,
+        host: m.host.clone(),
+        device: m.device.clone(),
+        precondition: Some(m.precondition.clone()),
+        queue_map: m.queue_map.clone(),
+        arbitration: m.arbitration.clone(),
+        weights: m.weights.clone(),
+        ionice: a.ionice.clone(),
         verify: a.verify,
-        queue_map: a.machine.queue_map.clone(),
-        arbitration: a.machine.arbitration,
-        weights: a.machine.weights,
         end_with: a.end_with.clone(),
-        occupancy_interval_ns: match a.occupancy_log {
-            Some(ms) if ms.is_finite() && ms > 0.0 => Some(((ms * 1e6).round() as u64).max(1)),
-            Some(ms) => {
-                return Err(format!(
-                    "--occupancy-log {ms}: expected a positive number of milliseconds"
-                ))
-            }
-            None => None,
-        },
+    };
+    let mut opts = spec.options()?;
+    opts.occupancy_interval_ns = match a.occupancy_log {
+        Some(ms) if ms.is_finite() && ms > 0.0 => Some(((ms * 1e6).round() as u64).max(1)),
+        Some(ms) => {
+            return Err(format!(
+                "--occupancy-log {ms}: expected a positive number of milliseconds"
+            ))
+        }
+        None => None,
     };
     let formats: Vec<&str> = a.output_format.split(',').map(|s| s.trim()).collect();
     for f in &formats {
@@ -357,7 +363,7 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
         }
     }
     let mut progress = progress_bar(!a.quiet);
-    let out = machine::run(cfg, &jobs, &opts, &mut *progress)?;
+    let out = spec.simulate_with(opts, &mut *progress)?;
     let mut text = String::new();
     let normal = formats.contains(&"normal");
     let json = formats.iter().find(|f| f.starts_with("json")).copied();
@@ -385,12 +391,88 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
             let _ = so.write_all(text.as_bytes());
         }
     }
-    if out.verify_failures > 0 {
-        return Err(format!(
-            "verify: {} of {} reads did not return the last data written",
-            out.verify_failures, out.verify_checks
-        ));
+    nvmesim::sweep::run::check_verify(&out)
+}
+
+fn cmd_sweep(a: SweepArgs) -> Result<(), String> {
+    let sweep = Sweep::load(&a.spec)?;
+    let runs = sweep.plan()?;
+    if a.dry_run {
+        for r in &runs {
+            let done = if nvmesim::sweep::exec::is_done(&a.out, r) {
+                "  (done)"
+            } else {
+                ""
+            };
+            println!("{}{done}", r.name);
+        }
+        println!("{} runs", runs.len());
+        return Ok(());
     }
+    if let Some(addr) = &a.ray {
+        // Ray is Python: hand the sweep to the package's Ray driver, which plans with this same code
+        // (the bindings), runs each run as a Ray task and writes the same files and table.
+        let py = std::env::var("NVMESIM_PYTHON").unwrap_or_else(|_| "python3".into());
+        let mut cmd = std::process::Command::new(&py);
+        cmd.args(["-m", "nvmesim.ray_backend", "--address", addr, "--out"])
+            .arg(&a.out)
+            .arg(&a.spec);
+        if a.quiet {
+            cmd.arg("--quiet");
+        }
+        let st = cmd.status().map_err(|e| {
+            format!("--ray: cannot start {py} (set NVMESIM_PYTHON to a python with nvmesim and ray installed): {e}")
+        })?;
+        return if st.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "--ray: the Ray driver ({py} -m nvmesim.ray_backend) failed ({st})"
+            ))
+        };
+    }
+    let workers = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    if workers == 0 {
+        return Err("--jobs 0: need at least one worker".into());
+    }
+    let mut bar = nvmesim::sweep::exec::progress_bar(!a.quiet);
+    let s = nvmesim::sweep::exec::run_local(&sweep, &runs, &a.out, workers, &mut *bar)?;
+    eprintln!(
+        "sweep: {} runs ({} run now, {} already done, {} failed) in {:.2} s wall on {} worker{}",
+        s.runs,
+        s.ran,
+        s.skipped,
+        s.failed,
+        s.wall_s,
+        s.workers,
+        if s.workers == 1 { "" } else { "s" }
+    );
+    eprintln!(
+        "       {} rows -> {}, {}",
+        s.table.rows.len(),
+        a.out.join("results.csv").display(),
+        a.out.join("results.parquet").display()
+    );
+    if s.failed > 0 {
+        eprintln!("       failed runs: their errors are in the table's `error` column and in OUT/<run>.error.txt");
+    }
+    Ok(())
+}
+
+fn cmd_plot(a: PlotArgs) -> Result<(), String> {
+    let spec = nvmesim::sweep::plot::PlotSpec {
+        x: a.x,
+        y: a.y,
+        by: a.by,
+        log_x: a.log_x,
+        log_y: a.log_y,
+        out: a.out,
+        title: a.title,
+    };
+    let stem = nvmesim::sweep::plot::plot_sweep(&a.dir, &spec)?;
+    println!("{}.svg\n{}.png", stem.display(), stem.display());
     Ok(())
 }
 

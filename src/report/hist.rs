@@ -67,6 +67,12 @@ impl Hist {
         self.n += 1;
     }
 
+    /// `n` samples of `val` at once (rebuilding a histogram from json+ `bins`).
+    pub fn add_count(&mut self, val: u64, n: u64) {
+        self.buckets[val_to_idx(val)] += n;
+        self.n += n;
+    }
+
     pub fn merge(&mut self, other: &Hist) {
         for (a, b) in self.buckets.iter_mut().zip(other.buckets.iter()) {
             *a += b;

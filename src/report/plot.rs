@@ -180,7 +180,7 @@ where
     // Cores, queue counts...: whole numbers only on the x axis.
     let integer_x = panel.series.iter().all(|s| s.points.iter().all(|p| p.0.fract() == 0.0));
     let x_fmt = move |v: &f64| {
-        if integer_x && v.fract().abs() > 1e-9 {
+        if integer_x && (v - v.round()).abs() > 1e-9 {
             String::new()
         } else {
             short_number(*v)
