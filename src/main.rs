@@ -216,6 +216,13 @@ struct BenchArgs {
     /// Also time building + preconditioning this (1.6 TB-class) preset.
     #[arg(long, default_value = "samsung-pm1725a")]
     big_device: String,
+    /// Instead: run this sweep file twice, on 1 worker and on every core (or --workers), into
+    /// temporary folders, and print both wall times, their ratio, and whether the tables are identical.
+    #[arg(long, value_name = "SWEEP.toml")]
+    sweep: Option<PathBuf>,
+    /// Workers of the second --sweep pass (default: every core).
+    #[arg(long, value_name = "N")]
+    workers: Option<usize>,
     /// Internal: only build + precondition DEVICE and print the seconds it took
     /// (the bench runs this in a fresh process so the two figures do not disturb each other).
     #[arg(long, hide = true, value_name = "DEVICE")]
@@ -530,9 +537,55 @@ fn bench_start_only(device: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Sweep scaling: the same sweep on 1 worker and on N, each from an empty folder.
+fn bench_sweep(path: &std::path::Path, workers: Option<usize>) -> Result<(), String> {
+    let n = workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let sweep = Sweep::load(path)?;
+    let runs = sweep.plan()?;
+    println!(
+        "nvmesim bench --sweep {}: {} runs, on 1 worker then on {n}",
+        path.display(),
+        runs.len()
+    );
+    let mut tables = Vec::new();
+    let mut walls = Vec::new();
+    for w in [1, n] {
+        let dir = std::env::temp_dir().join(format!("nvmesim-bench-sweep-{}-{w}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut bar = nvmesim::sweep::exec::progress_bar(true);
+        let s = nvmesim::sweep::exec::run_local(&sweep, &runs, &dir, w, &mut *bar)?;
+        let csv = std::fs::read(dir.join("results.csv")).map_err(|e| e.to_string())?;
+        let _ = std::fs::remove_dir_all(&dir);
+        println!(
+            "  {w} worker{:<2}  {:>8.2} s wall   ({} failed)",
+            if w == 1 { "" } else { "s" },
+            s.wall_s,
+            s.failed
+        );
+        tables.push(csv);
+        walls.push(s.wall_s);
+    }
+    println!(
+        "  ratio          {:>8.2}   ({n} workers / 1; target <= 0.6 on 2 cores)",
+        walls[1] / walls[0]
+    );
+    println!(
+        "  tables         {}",
+        if tables[0] == tables[1] {
+            "identical"
+        } else {
+            "DIFFER (a determinism bug)"
+        }
+    );
+    Ok(())
+}
+
 fn cmd_bench(a: BenchArgs) -> Result<(), String> {
     if let Some(dev) = &a.start_only {
         return bench_start_only(dev);
+    }
+    if let Some(sw) = &a.sweep {
+        return bench_sweep(sw, a.workers);
     }
     let per_job = a.ios.div_ceil(4);
     let job = format!(
