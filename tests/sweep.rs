@@ -217,10 +217,14 @@ fn config_keys_and_bad_sweeps() {
     for (body, want) in [
         ("[vary]\niodepht = [1]\n", "[vary] iodepht = 1"),
         ("[vary]\niodepth = [\"deep\"]\n", "[vary] iodepth = deep"),
-        ("[vary]\niodepth = [0]\n", "iodepth = 0: option 'iodepth': value 0 out of range"),
+        (
+            "[vary]\niodepth = [0]\n",
+            "iodepth = 0: option 'iodepth': value 0 out of range",
+        ),
         ("[vary]\niodepth = { from = 8, to = 1 }\n", "below from"),
         ("[vary]\nseed = [1]\n", "seeds = [...]"),
         ("sedes = [1]\n", "unknown key 'sedes'"),
+        ("[vary]\nstatus = [1]\n", "[vary] status: the results table has a column of that name"),
     ] {
         let s = sweep(&d, body);
         let (ok, _, err) = run(&["sweep", s.to_str().unwrap(), "--out", d.join("x").to_str().unwrap()]);

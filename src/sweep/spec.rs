@@ -295,6 +295,14 @@ impl Sweep {
             if p.name == "seed" {
                 return Err(format!("{path}: [vary] seed: use 'seeds = [...]' or 'repeat = N'"));
             }
+            let taken = ["run", "status", "error", "direction"]
+                .into_iter()
+                .chain(super::exec::FIGURES.iter().map(|f| f.0));
+            if let Some(t) = taken.into_iter().find(|t| *t == p.name) {
+                return Err(format!(
+                    "{path}: [vary] {t}: the results table has a column of that name already"
+                ));
+            }
             if sw.fixed.iter().any(|(n, _, _)| *n == p.name) {
                 return Err(format!("{path}: '{}' is both fixed and varied", p.name));
             }
