@@ -228,3 +228,55 @@ fn end_with_stops_background_jobs_when_the_named_jobs_finish_and_drains_them() {
     .unwrap();
     assert!(err.contains("nobody"), "{err}");
 }
+
+#[test]
+fn page_type_read_times_split_qd1_latency_into_lower_and_upper_pages() {
+    // One die-idle read at a time: each read's latency is its page type's
+    // tR plus the same fixed path, so the distribution has two modes 40 us
+    // apart, half the reads in each, and their mean is the types' mean.
+    let job = "[global]\nioengine=psync\nfilename=/dev/nvme0n1\ndirect=1\nbs=4k\n[r]\nrw=randread\nnumber_ios=4000\n";
+    let run = |types: Vec<u64>| {
+        let mut cfg = tiny();
+        let n = &mut cfg.device.ssd.as_mut().unwrap().nand;
+        n.read_ns_by_page_type = types;
+        let jobs = fio::parse_str(job, "test.fio").unwrap();
+        let opts = RunOptions {
+            precondition: Precondition::Sequential,
+            ..RunOptions::default()
+        };
+        let out = machine::run(cfg, &jobs, &opts, &mut |_, _| {}).unwrap();
+        let h = &out.report.jobs[0].stats.dirs[0].clat_hist;
+        (h.percentiles(&[25.0, 75.0]), out.report.jobs[0].stats.dirs[0].clat.mean)
+    };
+    let (flat, flat_mean) = run(Vec::new());
+    let (typed, typed_mean) = run(vec![30_000, 70_000]);
+    assert!(flat[1] - flat[0] < 5_000, "one tR: one mode {flat:?}");
+    let gap = typed[1] as f64 - typed[0] as f64;
+    assert!((35_000.0..45_000.0).contains(&gap), "two modes 40 us apart: {typed:?}");
+    // Same path, mean tR 50 us vs the preset's flat read_ns.
+    let tiny_read = tiny().device.ssd.unwrap().nand.read_ns as f64;
+    assert!(
+        ((typed_mean - flat_mean) - (50_000.0 - tiny_read)).abs() < 3_000.0,
+        "{typed_mean} vs {flat_mean}"
+    );
+}
+
+#[test]
+fn page_type_tables_are_checked() {
+    let job = fio::parse_str("[r]\nfilename=/dev/nvme0n1\nrw=read\nnumber_ios=1\n", "t.fio").unwrap();
+    for (reads, progs, ppp, want) in [
+        (vec![1u64], vec![], 1, "read_ns_by_page_type"),
+        (vec![10, 0], vec![], 1, "read_ns_by_page_type"),
+        (vec![], vec![1u64, 2], 3, "pages_per_program = 1"),
+    ] {
+        let mut cfg = tiny();
+        let n = &mut cfg.device.ssd.as_mut().unwrap().nand;
+        n.read_ns_by_page_type = reads;
+        n.program_ns_by_page_type = progs;
+        n.pages_per_program = ppp;
+        let e = machine::run(cfg, &job, &RunOptions::default(), &mut |_, _| {})
+            .err()
+            .unwrap();
+        assert!(e.contains(want), "{e}");
+    }
+}

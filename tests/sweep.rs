@@ -224,7 +224,10 @@ fn config_keys_and_bad_sweeps() {
         ("[vary]\niodepth = { from = 8, to = 1 }\n", "below from"),
         ("[vary]\nseed = [1]\n", "seeds = [...]"),
         ("sedes = [1]\n", "unknown key 'sedes'"),
-        ("[vary]\nstatus = [1]\n", "[vary] status: the results table has a column of that name"),
+        (
+            "[vary]\nstatus = [1]\n",
+            "[vary] status: the results table has a column of that name",
+        ),
     ] {
         let s = sweep(&d, body);
         let (ok, _, err) = run(&["sweep", s.to_str().unwrap(), "--out", d.join("x").to_str().unwrap()]);

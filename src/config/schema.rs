@@ -464,6 +464,15 @@ pub struct NandConfig {
     pub read_ns: u64,
     /// Program time tPROG for one program operation.
     pub program_ns: u64,
+    /// tR by page type (multi-level cells: lower, upper[, extra] page), in
+    /// place of `read_ns` when given. A page's type is its index in the
+    /// block modulo the list's length, as MQSim assigns LSB/MSB pages.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_ns_by_page_type: Vec<u64>,
+    /// tPROG by page type, in place of `program_ns` when given (page-by-page
+    /// programming only: `pages_per_program = 1`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub program_ns_by_page_type: Vec<u64>,
     /// Block erase time tBERS.
     pub erase_ns: u64,
     /// Channel (ONFI/Toggle bus) transfer rate.

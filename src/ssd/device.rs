@@ -52,6 +52,9 @@ pub struct Ssd {
     policy: DieSchedulerKind,
     read_ns: Ns,
     program_ns: Ns,
+    /// tR / tPROG by page type (empty: one figure for every page).
+    read_by_type: Vec<Ns>,
+    program_by_type: Vec<Ns>,
     erase_ns: Ns,
     channel_bw: u64,
     pub unit_bytes: u64,
@@ -73,7 +76,7 @@ pub struct Ssd {
     pub die_read_wait_ns: u64,
     /// Mapping units deallocated by trims.
     pub trimmed_units: u64,
-    scratch: Vec<(u32, u32, u32)>,
+    scratch: Vec<(u32, u32, u32, Ns)>,
 }
 
 /// Programs queued per die before the flusher moves on to the next die: two
@@ -85,6 +88,20 @@ impl Ssd {
         let n = &c.nand;
         if !n.page_bytes.is_multiple_of(c.mapping_unit_bytes) {
             return Err("nand.page_bytes must be a multiple of mapping_unit_bytes".into());
+        }
+        for (name, t) in [
+            ("read_ns_by_page_type", &n.read_ns_by_page_type),
+            ("program_ns_by_page_type", &n.program_ns_by_page_type),
+        ] {
+            if !t.is_empty() && (!(2..=4).contains(&t.len()) || t.contains(&0)) {
+                return Err(format!(
+                    "nand.{name}: one positive time per page type of a 2- to 4-bit cell (got {} values)",
+                    t.len()
+                ));
+            }
+        }
+        if !n.program_ns_by_page_type.is_empty() && n.pages_per_program != 1 {
+            return Err("nand.program_ns_by_page_type needs pages_per_program = 1 (a one-shot program writes every page type at once: give its time in program_ns)".into());
         }
         let geom = FlashGeometry {
             channels: n.channels,
@@ -128,6 +145,8 @@ impl Ssd {
             policy: c.die_scheduler,
             read_ns: n.read_ns,
             program_ns: n.program_ns,
+            read_by_type: n.read_ns_by_page_type.clone(),
+            program_by_type: n.program_ns_by_page_type.clone(),
             erase_ns: n.erase_ns,
             channel_bw: n.channel_bytes_per_s,
             unit_bytes: c.mapping_unit_bytes as u64,
@@ -162,6 +181,7 @@ impl Ssd {
             lpns,
             seq: self.seq,
             queued_ns: 0,
+            array_ns: 0,
         };
         if let Some(i) = self.free_ops.pop() {
             self.ops[i as usize] = Some(op);
@@ -184,6 +204,24 @@ impl Ssd {
         self.lpn_pool.push(lpns);
     }
 
+    /// tR of the page holding `ppn` (by its type when the part gives types).
+    #[inline]
+    fn read_time(&self, ppn: u32) -> Ns {
+        match self.read_by_type.len() {
+            0 => self.read_ns,
+            n => self.read_by_type[(self.ftl.page_of(ppn) as usize) % n],
+        }
+    }
+
+    /// tPROG of a program starting at page `page` of its block.
+    #[inline]
+    fn program_time(&self, page: u32) -> Ns {
+        match self.program_by_type.len() {
+            0 => self.program_ns,
+            n => self.program_by_type[page as usize % n],
+        }
+    }
+
     fn gc_urgent(&self, die: u32) -> bool {
         self.ftl.free_blocks(die) <= self.gc_cfg.urgent_free_blocks
     }
@@ -199,13 +237,13 @@ impl Ssd {
         let Some(op_id) = self.dies[d].pick(self.policy, urgent, &self.ops) else {
             return;
         };
-        let (kind, pages, bytes) = {
+        let (kind, pages, bytes, array_ns) = {
             let op = self.ops[op_id as usize].as_ref().unwrap();
             if op.kind == OpKind::UserRead {
                 self.die_reads_started += 1;
                 self.die_read_wait_ns += now - op.queued_ns;
             }
-            (op.kind, op.pages, op.bytes)
+            (op.kind, op.pages, op.bytes, op.array_ns)
         };
         let ch = self.ftl.channel_of_die(die) as usize;
         let planes = self.geom.planes_per_die.max(1);
@@ -216,19 +254,26 @@ impl Ssd {
         die_state.ops += 1;
         match kind {
             OpKind::UserRead => {
-                // Pages on different planes are read in one multi-plane read.
-                let t = self.read_ns * pages.div_ceil(planes) as u64;
+                // Pages on different planes are read in one multi-plane read
+                // (as long as its slowest page type).
+                let tr = if array_ns > 0 { array_ns } else { self.read_ns };
+                let t = tr * pages.div_ceil(planes) as u64;
                 q.schedule(now + t, Event::DieArrayDone { die });
             }
             OpKind::GcRead => {
                 // A victim block lies in one plane: its pages are read one by one.
-                let t = self.read_ns * pages as u64;
+                let t = if array_ns > 0 {
+                    array_ns
+                } else {
+                    self.read_ns * pages as u64
+                };
                 q.schedule(now + t, Event::DieArrayDone { die });
             }
             OpKind::UserProgram | OpKind::GcProgram => {
                 let (_, xfer_end) = self.channels[ch].bus.serve(now, transfer_ns(bytes, self.channel_bw));
                 self.channels[ch].bytes += bytes;
-                q.schedule(xfer_end + self.program_ns, Event::DieOpDone { die });
+                let tprog = if array_ns > 0 { array_ns } else { self.program_ns };
+                q.schedule(xfer_end + tprog, Event::DieOpDone { die });
             }
             OpKind::Erase => {
                 q.schedule(now + self.erase_ns, Event::DieOpDone { die });
@@ -271,6 +316,8 @@ impl Ssd {
                 let n = op.lpns.len() as u32;
                 let bytes = n as u64 * self.unit_bytes;
                 let pid = self.new_op(OpKind::GcProgram, die, 0, bytes, op.tag);
+                let tprog = self.program_time(self.ftl.next_page(die, true));
+                self.ops[pid as usize].as_mut().unwrap().array_ns = tprog;
                 let mut l = std::mem::take(&mut self.ops[pid as usize].as_mut().unwrap().lpns);
                 l.extend_from_slice(&op.lpns);
                 self.ops[pid as usize].as_mut().unwrap().lpns = l;
@@ -334,21 +381,24 @@ impl Ssd {
             }
             let die = self.ftl.die_of(ppn);
             let page = ppn / self.geom.slots_per_page;
+            let tr = self.read_time(ppn);
             // Units of one I/O that share a flash page are read once.
-            match self.scratch.iter_mut().find(|(d, _, _)| *d == die) {
-                Some((_, last_page, units)) => {
+            match self.scratch.iter_mut().find(|(d, _, _, _)| *d == die) {
+                Some((_, last_page, units, t)) => {
                     *units += 1;
                     *last_page = page;
+                    *t = (*t).max(tr);
                 }
-                None => self.scratch.push((die, page, 1)),
+                None => self.scratch.push((die, page, 1, tr)),
             }
         }
         let spp = self.geom.slots_per_page.max(1);
-        let plan: Vec<(u32, u32, u32)> = std::mem::take(&mut self.scratch);
-        for &(die, _, units) in &plan {
+        let plan: Vec<(u32, u32, u32, Ns)> = std::mem::take(&mut self.scratch);
+        for &(die, _, units, tr) in &plan {
             let pages = units.div_ceil(spp);
             let id = self.new_op(OpKind::UserRead, die, pages, units as u64 * self.unit_bytes, cmd);
             self.ops[id as usize].as_mut().unwrap().queued_ns = now;
+            self.ops[id as usize].as_mut().unwrap().array_ns = tr;
             if urgent {
                 self.dies[die as usize].reads.push_front(id);
             } else {
@@ -408,6 +458,8 @@ impl Ssd {
             self.next_die = (die + 1) % ndies;
             let n = self.program_slots as usize;
             let id = self.new_op(OpKind::UserProgram, die, 0, n as u64 * self.unit_bytes, 0);
+            let tprog = self.program_time(self.ftl.next_page(die, false));
+            self.ops[id as usize].as_mut().unwrap().array_ns = tprog;
             let mut lpns = std::mem::take(&mut self.ops[id as usize].as_mut().unwrap().lpns);
             lpns.extend(self.cache.staged.drain(..n));
             // Mapping at dispatch keeps the FTL in host write order even when
@@ -460,15 +512,18 @@ impl Ssd {
             let spp = self.geom.slots_per_page;
             let mut pages = 0u32;
             let mut last_page = u32::MAX;
+            let mut t = 0;
             for &l in &self.gc[d].lpns[cursor..cursor + n] {
                 if let Some(p) = self.ftl.lookup(l) {
                     if p / spp != last_page {
                         pages += 1;
                         last_page = p / spp;
+                        t += self.read_time(p);
                     }
                 }
             }
             let id = self.new_op(OpKind::GcRead, die, pages.max(1), n as u64 * self.unit_bytes, victim);
+            self.ops[id as usize].as_mut().unwrap().array_ns = t;
             let mut l = std::mem::take(&mut self.ops[id as usize].as_mut().unwrap().lpns);
             l.extend_from_slice(&self.gc[d].lpns[cursor..cursor + n]);
             self.ops[id as usize].as_mut().unwrap().lpns = l;

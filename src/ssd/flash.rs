@@ -36,6 +36,9 @@ pub struct FlashOp {
     pub seq: u64,
     /// When it was queued at its die.
     pub queued_ns: Ns,
+    /// Array time (tR of the slowest page read, or tPROG) of this op's
+    /// pages' types; 0 = the part's single read_ns / program_ns.
+    pub array_ns: Ns,
 }
 
 #[derive(Debug, Clone, Default)]

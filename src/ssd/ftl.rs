@@ -325,6 +325,17 @@ impl Ftl {
         ppn / self.slots_per_block
     }
 
+    /// Page within its block of the next program on `die`'s user (or GC)
+    /// stream: where its open stripe stands, 0 when a new stripe will open.
+    pub fn next_page(&self, die: u32, gc: bool) -> u32 {
+        let c = &self.cursors[die as usize * 2 + if gc { GC } else { USER }];
+        if c.open {
+            c.page_base + c.page_in_unit
+        } else {
+            0
+        }
+    }
+
     /// Page within the block (`ppn / slots_per_page` identifies the flash page globally).
     #[inline]
     pub fn page_of(&self, ppn: Ppn) -> u32 {
