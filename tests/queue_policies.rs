@@ -158,9 +158,11 @@ fn set_features_mid_run_changes_the_shares_from_then_on() {
     let a = &m.admin_cmds[1];
     let f = a.applied.expect("the Set Features ran");
     assert_eq!((f.high, f.medium, f.low), (8, 1, 1), "unset fields keep their value");
-    // Admin goes first: it took effect within microseconds of being issued.
+    // Admin goes first: it takes the first command slot to free (8 slots of
+    // ~80 us reads: tens of us), not a place behind the 96 queued reads
+    // (about 1 ms of backlog).
     assert!(
-        a.executed_ns >= 10_000_000 && a.executed_ns - a.submitted_ns < 20_000,
+        a.executed_ns >= 10_000_000 && a.executed_ns - a.submitted_ns < 50_000,
         "{a:?}"
     );
     assert!(a.completed_ns > a.executed_ns);

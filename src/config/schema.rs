@@ -477,6 +477,10 @@ pub struct NandConfig {
     pub erase_ns: u64,
     /// Channel (ONFI/Toggle bus) transfer rate.
     pub channel_bytes_per_s: u64,
+    /// Spare (ECC parity / metadata) bytes per page: a transfer moves each
+    /// data byte's share of them over the channel too. 0 = not modelled.
+    #[serde(default)]
+    pub spare_bytes_per_page: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

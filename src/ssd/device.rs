@@ -148,7 +148,11 @@ impl Ssd {
             read_by_type: n.read_ns_by_page_type.clone(),
             program_by_type: n.program_ns_by_page_type.clone(),
             erase_ns: n.erase_ns,
-            channel_bw: n.channel_bytes_per_s,
+            // Data moves with its codewords' spare bytes: the channel carries
+            // page + spare bytes for every page of data.
+            channel_bw: (n.channel_bytes_per_s as u128 * n.page_bytes as u128
+                / (n.page_bytes as u128 + n.spare_bytes_per_page as u128))
+                .max(1) as u64,
             unit_bytes: c.mapping_unit_bytes as u64,
             program_slots,
             logical_pages,
