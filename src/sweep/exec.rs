@@ -343,11 +343,27 @@ fn figures(entries: &[&J]) -> Vec<Cell> {
 }
 
 /// A progress bar on stderr (runs done / total, failures, ETA) when stderr
-/// is a terminal and `enabled`; a no-op otherwise. Call it as `run_local`'s progress.
+/// is a terminal and `enabled`. When stderr is a log file instead, a plain
+/// line at most every 30 s (so CI and nohup logs show a long sweep moving).
+/// Call it as `run_local`'s progress.
 pub fn progress_bar(enabled: bool) -> Box<dyn FnMut(usize, usize, usize)> {
     use std::io::IsTerminal;
-    if !enabled || !std::io::stderr().is_terminal() {
+    if !enabled {
         return Box::new(|_, _, _| {});
+    }
+    if !std::io::stderr().is_terminal() {
+        let start = Instant::now();
+        let mut last = Instant::now();
+        return Box::new(move |done, failed, total| {
+            if done > 0 && done < total && last.elapsed().as_secs() >= 30 {
+                last = Instant::now();
+                let el = start.elapsed().as_secs_f64();
+                eprintln!(
+                    "sweep: {done}/{total} runs, {failed} failed, {el:.0} s (eta {:.0} s)",
+                    el / done as f64 * (total - done) as f64
+                );
+            }
+        });
     }
     let b = indicatif::ProgressBar::new(0);
     b.set_style(
