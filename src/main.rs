@@ -444,6 +444,10 @@ fn cmd_sweep(a: SweepArgs) -> Result<(), String> {
     if workers == 0 {
         return Err("--jobs 0: need at least one worker".into());
     }
+    let (workers, why) = nvmesim::sweep::exec::workers_for_memory(&runs, workers);
+    if let Some(why) = why {
+        eprintln!("sweep: {why}");
+    }
     let mut bar = nvmesim::sweep::exec::progress_bar(!a.quiet);
     let s = nvmesim::sweep::exec::run_local(&sweep, &runs, &a.out, workers, &mut *bar)?;
     eprintln!(

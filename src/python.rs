@@ -128,10 +128,14 @@ impl Plan {
         workers: usize,
         progress: bool,
     ) -> PyResult<(usize, usize, usize, usize, usize, f64)> {
+        let (workers, why) = exec::workers_for_memory(&self.runs, workers.max(1));
+        if let Some(why) = why {
+            eprintln!("nvmesim.sweep: {why}");
+        }
         let s = py
             .detach(|| {
                 let mut bar = exec::progress_bar(progress);
-                exec::run_local(&self.sweep, &self.runs, Path::new(&out), workers.max(1), &mut *bar)
+                exec::run_local(&self.sweep, &self.runs, Path::new(&out), workers, &mut *bar)
             })
             .map_err(err)?;
         Ok((s.runs, s.ran, s.skipped, s.failed, s.workers, s.wall_s))

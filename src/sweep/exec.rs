@@ -71,6 +71,87 @@ pub fn store(out: &Path, run: &PlannedRun, outcome: &Outcome) -> Result<(), Stri
     Ok(())
 }
 
+/// Bytes one run of `spec` may hold at its peak: the FTL's forward and
+/// reverse maps (4 B per mapping unit of user and of raw capacity; verify mode
+/// doubles them) plus a quarter for the rest, as `nvmesim bench` measures
+/// (2.2x the forward map). Runs whose machine does not build count as 0.
+pub fn run_memory_bytes(spec: &super::run::RunSpec) -> u64 {
+    let Ok(cfg) = crate::config::load_machine(
+        spec.config.as_ref().map(|c| (c.path.as_str(), c.text.as_str())),
+        spec.host.as_deref(),
+        spec.device.as_deref(),
+    ) else {
+        return 0;
+    };
+    let Some(ssd) = cfg.device.ssd.as_ref() else { return 0 };
+    let n = &ssd.nand;
+    let unit = ssd.mapping_unit_bytes.max(1) as u64;
+    let raw = n.channels as u64
+        * n.dies_per_channel as u64
+        * n.planes_per_die as u64
+        * n.blocks_per_plane as u64
+        * n.pages_per_block as u64
+        * n.page_bytes as u64;
+    let maps = 4 * (ssd.user_capacity_bytes / unit + raw / unit) * if spec.verify { 2 } else { 1 };
+    maps + maps / 4
+}
+
+/// The memory the kernel says it can give (MemAvailable), if it says.
+pub fn available_memory_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb: u64 = s
+        .lines()
+        .find(|l| l.starts_with("MemAvailable:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some(kb * 1024)
+}
+
+/// At most `workers`, and no more than the available memory holds at once
+/// (at least one): a 32-core machine sweeping a 1.6 TB drive must not run 32
+/// copies of its 3.5 GB map. Returns the count and, when it was lowered, why.
+pub fn workers_for_memory(runs: &[PlannedRun], workers: usize) -> (usize, Option<String>) {
+    let Some(avail) = available_memory_bytes() else {
+        return (workers, None);
+    };
+    // The largest machine of the sweep, checked once per distinct config/device.
+    // (config text, host, device, verify): what decides the machine's size.
+    type MachineKey<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>, bool);
+    let mut seen: Vec<MachineKey> = Vec::new();
+    let mut per_run = 0u64;
+    for r in runs {
+        let key = (
+            r.spec.config.as_ref().map(|c| c.text.as_str()),
+            r.spec.host.as_deref(),
+            r.spec.device.as_deref(),
+            r.spec.verify,
+        );
+        if !seen.contains(&key) {
+            seen.push(key);
+            per_run = per_run.max(run_memory_bytes(&r.spec));
+        }
+    }
+    if per_run == 0 {
+        return (workers, None);
+    }
+    let fit = (avail / per_run).max(1) as usize;
+    if fit >= workers {
+        (workers, None)
+    } else {
+        (
+            fit,
+            Some(format!(
+                "{fit} worker{} instead of {workers}: a run may need {:.1} GiB and {:.1} GiB is available",
+                if fit == 1 { "" } else { "s" },
+                per_run as f64 / (1u64 << 30) as f64,
+                avail as f64 / (1u64 << 30) as f64
+            )),
+        )
+    }
+}
+
 /// What `run_local` did.
 #[derive(Debug, Clone)]
 pub struct Summary {
@@ -379,4 +460,27 @@ pub fn progress_bar(enabled: bool) -> Box<dyn FnMut(usize, usize, usize)> {
             b.finish_and_clear();
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::run::RunSpec;
+
+    #[test]
+    fn run_memory_follows_the_drive_and_verify() {
+        let spec = |dev: &str, verify| RunSpec {
+            device: Some(dev.into()),
+            verify,
+            ..RunSpec::default()
+        };
+        // 750: 97.7 M user + 113 M raw units x 4 B = 843 MB of maps, +25%
+        // (bench measures 815 MiB peak: the estimate errs on the safe side).
+        let m = run_memory_bytes(&spec("intel-750-400g", false));
+        assert!((1.0e9..1.1e9).contains(&(m as f64)), "{m}");
+        assert_eq!(run_memory_bytes(&spec("intel-750-400g", true)), 2 * m);
+        assert!(run_memory_bytes(&spec("samsung-pm1725a", false)) > 4 * m);
+        assert_eq!(run_memory_bytes(&spec("null", false)), 0, "no FTL, no maps");
+        assert_eq!(run_memory_bytes(&spec("no-such-drive", false)), 0);
+    }
 }
