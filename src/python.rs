@@ -83,6 +83,15 @@ impl Plan {
         Ok(Plan { sweep, runs })
     }
 
+    /// A sweep given as a JSON object (a Python dict with the sweep file's
+    /// keys); its relative paths are relative to `base_dir`.
+    #[staticmethod]
+    fn from_json(json: &str, base_dir: PathBuf) -> PyResult<Plan> {
+        let sweep = Sweep::from_json(json, "<sweep dict>", &base_dir).map_err(err)?;
+        let runs = sweep.plan().map_err(err)?;
+        Ok(Plan { sweep, runs })
+    }
+
     fn __len__(&self) -> usize {
         self.runs.len()
     }

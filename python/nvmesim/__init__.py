@@ -100,13 +100,26 @@ def run(
     return json.loads(text)
 
 
-def _default_out(spec: PathLike) -> Path:
+SweepSpec = Union[PathLike, Dict[str, Any]]
+
+
+def _default_out(spec: SweepSpec) -> Path:
+    if isinstance(spec, dict):
+        return Path("sweep-results")
     p = Path(spec)
     return p.with_name(p.stem + "-results")
 
 
+def _plan(spec: SweepSpec) -> "_nvmesim.Plan":
+    """The planned runs of a sweep file, or of a dict with the sweep file's keys
+    (its relative paths are taken from the current directory)."""
+    if isinstance(spec, dict):
+        return _nvmesim.Plan.from_json(json.dumps(spec), os.getcwd())
+    return _nvmesim.Plan(os.fspath(spec))
+
+
 def sweep(
-    spec: PathLike,
+    spec: SweepSpec,
     backend: Literal["local", "ray"] = "local",
     address: Optional[str] = None,
     *,
@@ -122,11 +135,14 @@ def sweep(
     ``status == "failed"`` and their ``error``.
 
     Args:
-        spec: the sweep TOML file.
+        spec: the sweep TOML file, or a dict with its keys, e.g.
+            ``{"job": "job.fio", "device": "null", "seeds": [0, 1],
+            "vary": {"iodepth": {"from": 1, "to": 64, "factor": 2}}}``.
         backend: "local" (threads on this machine) or "ray" (one Ray task per run).
         address: Ray cluster address for backend="ray" ("auto", "local", "host:port");
             None: the running Ray instance if ``ray.init`` was called, else a new local one.
-        out: output folder (default: ``<spec stem>-results`` next to the spec).
+        out: output folder (default: ``<spec stem>-results`` next to the spec;
+            ``sweep-results`` for a dict).
         jobs: local worker threads (default: every core).
         progress: progress bar on stderr (when it is a terminal).
 
@@ -135,7 +151,7 @@ def sweep(
     """
     out = Path(out) if out is not None else _default_out(spec)
     if backend == "local":
-        plan = _nvmesim.Plan(os.fspath(spec))
+        plan = _plan(spec)
         workers = jobs if jobs is not None else (os.cpu_count() or 1)
         if workers < 1:
             raise NvmesimError(f"jobs={workers}: need at least one worker")
@@ -143,7 +159,7 @@ def sweep(
     elif backend == "ray":
         from .ray_backend import sweep_ray
 
-        sweep_ray(spec, out, address=address, progress=progress)
+        sweep_ray(_plan(spec), out, address=address, progress=progress)
     else:
         raise ValueError(f"backend={backend!r}: expected 'local' or 'ray'")
     return load(out)

@@ -29,12 +29,13 @@ def _run_task(name: str, spec_json: str):
 
 
 def sweep_ray(
-    spec: Union[str, "os.PathLike[str]"],
+    spec: Union[str, "os.PathLike[str]", "_nvmesim.Plan"],
     out: Union[str, "os.PathLike[str]"],
     address: Optional[str] = None,
     progress: bool = True,
 ) -> tuple:
-    """Run the sweep's pending runs as Ray tasks and write the table.
+    """Run the sweep's pending runs as Ray tasks and write the table
+    (``spec``: a sweep file or an already planned ``_nvmesim.Plan``).
 
     Returns (runs, ran, skipped, failed, wall seconds).
     """
@@ -43,7 +44,7 @@ def sweep_ray(
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise NvmesimError("backend='ray' needs ray: pip install 'ray>=2.9' (or pip install '.[ray]')") from e
     t0 = time.monotonic()
-    plan = _nvmesim.Plan(os.fspath(spec))
+    plan = spec if isinstance(spec, _nvmesim.Plan) else _nvmesim.Plan(os.fspath(spec))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     if not ray.is_initialized():

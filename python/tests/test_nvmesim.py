@@ -117,3 +117,15 @@ def test_bad_sweep_raises_with_the_key(tmp_path):
     spec.write_text(f'job = "{JOB.as_posix()}"\n[vary]\niodepht = [1, 2]\n')
     with pytest.raises(nvmesim.NvmesimError, match=r"s\.toml: \[vary\] iodepht = 1: .*iodepht"):
         nvmesim.sweep(spec, out=tmp_path / "o")
+
+
+def test_sweep_from_a_dict_equals_the_file(sweep_file, tmp_path):
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    spec = tomllib.loads(sweep_file.read_text())
+    a = nvmesim.sweep(sweep_file, out=tmp_path / "file", progress=False)
+    b = nvmesim.sweep(spec, out=tmp_path / "dict", progress=False)
+    assert (tmp_path / "file" / "results.parquet").read_bytes() == (tmp_path / "dict" / "results.parquet").read_bytes()
+    pd.testing.assert_frame_equal(a, b)
+    with pytest.raises(nvmesim.NvmesimError, match="<sweep dict>: unknown key 'sedes'"):
+        nvmesim.sweep({"job": spec["job"], "sedes": [1]}, out=tmp_path / "bad")

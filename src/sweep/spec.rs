@@ -215,6 +215,24 @@ impl Sweep {
 
     pub fn parse(text: &str, path: &str, base_dir: &Path) -> Result<Sweep, String> {
         let doc: toml::Table = toml::from_str(text).map_err(|e| format!("{path}: {e}"))?;
+        Sweep::from_table(&doc, path, base_dir)
+    }
+
+    /// A sweep given as JSON (the Python binding's dicts): the same keys as the TOML file.
+    pub fn from_json(json: &str, path: &str, base_dir: &Path) -> Result<Sweep, String> {
+        let v: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("{path}: {e}"))?;
+        if v.as_object().is_some_and(|o| o.values().any(|x| x.is_null())) {
+            return Err(format!("{path}: a key is None/null; leave it out instead"));
+        }
+        let t = toml::Value::try_from(v).map_err(|e| format!("{path}: {e}"))?;
+        match t {
+            toml::Value::Table(doc) => Sweep::from_table(&doc, path, base_dir),
+            _ => Err(format!("{path}: a sweep is a table of keys")),
+        }
+    }
+
+    /// The sweep of a parsed document (`path` names it in messages).
+    pub fn from_table(doc: &toml::Table, path: &str, base_dir: &Path) -> Result<Sweep, String> {
         let mut sw = Sweep {
             path: path.to_string(),
             base_dir: base_dir.to_path_buf(),
@@ -231,7 +249,7 @@ impl Sweep {
                 .ok_or_else(|| format!("{path}: '{k}' must be a string"))
         };
         let mut seeds_set = false;
-        for (k, v) in &doc {
+        for (k, v) in doc {
             match k.as_str() {
                 "job" => sw.job = Some(Source::read_job(&base_dir.join(str_of(k, v)?))?),
                 "config" => sw.config = Some(Source::read_config(&base_dir.join(str_of(k, v)?))?),
