@@ -118,7 +118,8 @@ fn spans_decade(values: impl Iterator<Item = f64>) -> bool {
     lo.is_finite() && hi / lo >= 10.0
 }
 
-/// The corner of the plot area with the fewest data points near it, for the legend.
+/// The corner of the plot area with the fewest data points and line
+/// segments near it (segments sampled at tenths), for the legend.
 fn emptiest_corner(panel: &Panel, x: (f64, f64, bool), y: (f64, f64, bool)) -> SeriesLabelPosition {
     let norm = |v: f64, (lo, hi, log): (f64, f64, bool)| {
         if log {
@@ -128,13 +129,28 @@ fn emptiest_corner(panel: &Panel, x: (f64, f64, bool), y: (f64, f64, bool)) -> S
         }
     };
     let mut count = [0usize; 4]; // upper-left, upper-right, lower-left, lower-right
-    for p in panel.series.iter().flat_map(|s| s.points.iter()) {
-        let (u, v) = (norm(p.0, x), norm(p.1, y));
-        let (left, right, upper, lower) = (u < 0.4, u > 0.6, v > 0.6, v < 0.4);
+                                 // The legend's box: about 18 px per entry plus margins in a ~330 px high
+                                 // plot area, and under half its width.
+    let h = ((panel.series.len() as f64 * 18.0 + 24.0) / 330.0).clamp(0.15, 0.6);
+    let mut tally = |u: f64, v: f64| {
+        let (left, right, upper, lower) = (u < 0.45, u > 0.55, v > 1.0 - h, v < h);
         count[0] += usize::from(left && upper);
         count[1] += usize::from(right && upper);
         count[2] += usize::from(left && lower);
         count[3] += usize::from(right && lower);
+    };
+    for s in &panel.series {
+        let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (norm(p.0, x), norm(p.1, y))).collect();
+        for &(u, v) in &pts {
+            tally(u, v);
+        }
+        // The lines between points cross corners too.
+        for w in pts.windows(2) {
+            for k in 1..10 {
+                let t = k as f64 / 10.0;
+                tally(w[0].0 + t * (w[1].0 - w[0].0), w[0].1 + t * (w[1].1 - w[0].1));
+            }
+        }
     }
     match (0..4).min_by_key(|&i| count[i]).unwrap_or(0) {
         0 => SeriesLabelPosition::UpperLeft,
