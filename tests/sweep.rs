@@ -140,6 +140,17 @@ fn grid_table_resume_and_worker_count_independence() {
     assert!(ok, "{err}");
     assert!(err.contains("24 runs (1 run now, 23 already done, 0 failed)"), "{err}");
     assert_eq!(std::fs::read(one.join("results.parquet")).unwrap(), before);
+    // An edited sweep (another runtime) under the same names: every result is stale and made again.
+    let s = sweep(&d, &GRID.replace("runtime = \"30ms\"", "runtime = \"20ms\""));
+    let (ok, _, err) = run(&["sweep", s.to_str().unwrap(), "--out", one.to_str().unwrap(), "-q"]);
+    assert!(ok, "{err}");
+    assert!(err.contains("24 runs (24 run now, 0 already done, 0 failed)"), "{err}");
+    assert_ne!(std::fs::read(one.join("results.parquet")).unwrap(), before);
+    let spec = std::fs::read_to_string(one.join("seed=0/randread-4-2.spec")).unwrap();
+    assert!(
+        spec.contains("runtime=20ms"),
+        "the spec kept with the result is the new one"
+    );
 
     // Our own plot of it.
     let (ok, out, err) = run(&[

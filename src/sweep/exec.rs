@@ -32,6 +32,16 @@ pub fn error_path(out: &Path, run: &PlannedRun) -> PathBuf {
     out.join(format!("{}.error.txt", run.name))
 }
 
+/// The run's spec as it was when its result was written (not `.json`, so
+/// fio-plot, which loads every `*.json` of a folder, does not see it).
+pub fn spec_path(out: &Path, run: &PlannedRun) -> PathBuf {
+    out.join(format!("{}.spec", run.name))
+}
+
+fn spec_text(run: &PlannedRun) -> String {
+    serde_json::to_string(&run.spec).expect("a RunSpec always serializes")
+}
+
 /// Simulate one run; a panic in the model is caught and reported as the
 /// run's failure rather than ending the sweep.
 pub fn execute(run: &PlannedRun) -> Outcome {
@@ -49,9 +59,11 @@ pub fn execute(run: &PlannedRun) -> Outcome {
     }
 }
 
-/// Has this run a result already (a resumed sweep skips it)?
+/// Has this run a result already, made from this very spec (job and config
+/// texts, flags, seed)? A resumed sweep skips it; a result left by an edited
+/// sweep under the same name is stale and the run is made again.
 pub fn is_done(out: &Path, run: &PlannedRun) -> bool {
-    json_path(out, run).is_file()
+    json_path(out, run).is_file() && std::fs::read_to_string(spec_path(out, run)).is_ok_and(|s| s == spec_text(run))
 }
 
 /// Write a run's result file (atomically: a sweep killed mid-write leaves no
@@ -64,11 +76,15 @@ pub fn store(out: &Path, run: &PlannedRun, outcome: &Outcome) -> Result<(), Stri
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let write = |path: &Path, text: &str| -> Result<(), String> {
+        let tmp = path.with_extension("tmp");
+        std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
+        std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+    };
     let _ = std::fs::remove_file(other);
-    Ok(())
+    // The spec goes last: a result counts as done only once both are there.
+    write(&path, &text)?;
+    write(&spec_path(out, run), &spec_text(run))
 }
 
 /// Bytes one run of `spec` may hold at its peak: the FTL's forward and
