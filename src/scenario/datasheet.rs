@@ -91,6 +91,28 @@ fn measure(v: &Value, metric: &str) -> f64 {
     }
 }
 
+/// Where the run spent its capacity: mean die and channel utilization, the
+/// busier PCIe direction and the busiest host CPU, in percent (what bounds a
+/// figure: near 100 is the bottleneck, all low means latency-bound).
+fn utilization(v: &Value) -> [f64; 4] {
+    let d = &v["nvmesim"]["device"];
+    let f = |x: &Value| x.as_f64().unwrap_or(0.0);
+    let cpu = v["nvmesim"]["host"]["cpu_util_pct"]
+        .as_array()
+        .map(|a| a.iter().map(f).fold(0.0, f64::max))
+        .unwrap_or(0.0);
+    [
+        f(&d["die_util_mean_pct"]),
+        f(&d["channel_util_mean_pct"]),
+        f(&d["pcie_to_host_util_pct"]).max(f(&d["pcie_to_device_util_pct"])),
+        cpu,
+    ]
+}
+
+fn util_text(u: [f64; 4]) -> String {
+    format!("{:>3.0} {:>3.0} {:>4.0} {:>3.0}", u[0], u[1], u[2], u[3])
+}
+
 pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
     let host = config::host_preset(config::DEFAULT_HOST)?;
     let mut rows = Vec::new();
@@ -106,7 +128,7 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
     );
     let mut all_ok = true;
     println!(
-        "{:<18} {:<36} {:>16} {:>16} {:>8}",
+        "{:<18} {:<36} {:>16} {:>16} {:>8}   die% ch% pcie% cpu%",
         "device", "workload", "simulated", "datasheet", "error"
     );
     for (name, _) in config::DEVICE_PRESETS.iter() {
@@ -126,7 +148,10 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
             &toml::to_string(&cfg).map_err(|e| e.to_string())?,
         )?;
         let _ = writeln!(md, "## {name}\n\nDatasheet: {}\n", ds.source);
-        let _ = writeln!(md, "| workload | simulated | datasheet | error |\n|---|---:|---:|---:|");
+        let _ = writeln!(
+            md,
+            "| workload | simulated | datasheet | error | dies busy | channels busy | PCIe busy | busiest CPU |\n|---|---:|---:|---:|---:|---:|---:|---:|"
+        );
         for w in WORKLOADS {
             if w.metric == "seq_read_lat_mean" && ds.seq_read_latency_4k_qd1_ns.is_none() {
                 continue;
@@ -146,6 +171,8 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
             };
             let v = run_json(&cfg, w.file, &job, pre, 0)?;
             let sim = measure(&v, w.metric);
+            let u = utilization(&v);
+            let umd = format!("{:.0}% | {:.0}% | {:.0}% | {:.0}%", u[0], u[1], u[2], u[3]);
             let sheet = match w.metric {
                 "read_iops" => ds.rand_read_4k_iops,
                 "write_iops" => ds.rand_write_4k_iops,
@@ -157,10 +184,16 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
             if !sheet.is_finite() {
                 // The datasheet gives no figure for this workload: show ours, compare nothing.
                 println!(
-                    "{:<18} {:<36} {:>10.0} {:<5} {:>16} {:>8}",
-                    name, w.name, sim, w.unit, "not stated", ""
+                    "{:<18} {:<36} {:>10.0} {:<5} {:>16} {:>8}   {}",
+                    name,
+                    w.name,
+                    sim,
+                    w.unit,
+                    "not stated",
+                    "",
+                    util_text(u)
                 );
-                let _ = writeln!(md, "| {} | {sim:.0} {u} | not stated | - |", w.name, u = w.unit);
+                let _ = writeln!(md, "| {} | {sim:.0} {u} | not stated | - | {umd} |", w.name, u = w.unit);
                 rows.push(row(name, w.name, w.metric, sim, w.unit));
                 continue;
             }
@@ -177,12 +210,19 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
                 w.name.to_string()
             };
             println!(
-                "{:<18} {:<36} {:>10.0} {:<5} {:>10.0} {:<5} {:>+7.1}%",
-                name, w.name, sim, w.unit, sheet, w.unit, err
+                "{:<18} {:<36} {:>10.0} {:<5} {:>10.0} {:<5} {:>+7.1}%   {}",
+                name,
+                w.name,
+                sim,
+                w.unit,
+                sheet,
+                w.unit,
+                err,
+                util_text(u)
             );
             let _ = writeln!(
                 md,
-                "| {label} | {sim:.0} {u} | {sheet:.0} {u} | {err:+.1}% |",
+                "| {label} | {sim:.0} {u} | {sheet:.0} {u} | {err:+.1}% | {umd} |",
                 u = w.unit
             );
             rows.push(row(name, w.name, w.metric, sim, w.unit));
