@@ -481,6 +481,12 @@ pub struct NandConfig {
     /// data byte's share of them over the channel too. 0 = not modelled.
     #[serde(default)]
     pub spare_bytes_per_page: u32,
+    /// Cache read (ONFI READ CACHE): a read's data moves from the page
+    /// register to the cache register, so the die starts its next array
+    /// operation while the data goes out over the channel. Off by default:
+    /// parts support it, whether a controller uses it is rarely published.
+    #[serde(default)]
+    pub cache_read: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

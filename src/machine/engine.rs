@@ -938,6 +938,15 @@ impl Machine {
                     self.after_ssd(now, &mut out);
                     self.ssd_out = out;
                 }
+                Event::DieReadOut { die, op } => {
+                    let mut out = std::mem::take(&mut self.ssd_out);
+                    self.ssd
+                        .as_mut()
+                        .unwrap()
+                        .on_read_out(now, die, op, &mut self.q, &mut out);
+                    self.after_ssd(now, &mut out);
+                    self.ssd_out = out;
+                }
                 Event::CqePost { cmd } => self.post_cqe(now, cmd),
                 Event::Irq { qp } => self.irq(now, qp),
                 Event::SteadyStateSample { tracker } => self.steadystate_sample(now, tracker),

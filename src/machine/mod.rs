@@ -30,6 +30,9 @@ pub enum Event {
     DieArrayDone { die: u32 },
     /// A die finished its current operation.
     DieOpDone { die: u32 },
+    /// With cache read: flash op `op`'s data has left die `die` over the
+    /// channel (the die itself was freed when its array read ended).
+    DieReadOut { die: u32, op: u32 },
     /// Read data is in host memory: the controller posts the completion.
     CqePost { cmd: u32 },
     /// An MSI-X interrupt for queue pair `qp` reaches its CPU.

@@ -55,6 +55,8 @@ pub struct Ssd {
     /// tR / tPROG by page type (empty: one figure for every page).
     read_by_type: Vec<Ns>,
     program_by_type: Vec<Ns>,
+    /// ONFI cache read: the die is free once a read's array phase ends.
+    cache_read: bool,
     erase_ns: Ns,
     channel_bw: u64,
     pub unit_bytes: u64,
@@ -146,6 +148,7 @@ impl Ssd {
             read_ns: n.read_ns,
             program_ns: n.program_ns,
             read_by_type: n.read_ns_by_page_type.clone(),
+            cache_read: n.cache_read,
             program_by_type: n.program_ns_by_page_type.clone(),
             erase_ns: n.erase_ns,
             // Data moves with its codewords' spare bytes: the channel carries
@@ -285,14 +288,33 @@ impl Ssd {
         }
     }
 
-    /// Array read finished: move the data out over the channel.
+    /// Array read finished: move the data out over the channel. With cache
+    /// read the die takes its next operation now, while the data goes out
+    /// (the channel serves read-outs and data-ins in order, so a program's
+    /// data-in on this die waits for the read-out ahead of it).
     pub fn on_array_done(&mut self, now: Ns, die: u32, q: &mut EventQueue<Event>) {
-        let op_id = self.dies[die as usize].current.expect("array done on an idle die");
+        let d = die as usize;
+        let op_id = self.dies[d].current.expect("array done on an idle die");
         let bytes = self.ops[op_id as usize].as_ref().unwrap().bytes;
         let ch = self.ftl.channel_of_die(die) as usize;
         let (_, end) = self.channels[ch].bus.serve(now, transfer_ns(bytes, self.channel_bw));
         self.channels[ch].bytes += bytes;
-        q.schedule(end, Event::DieOpDone { die });
+        if self.cache_read {
+            self.dies[d].current = None;
+            self.dies[d].busy = false;
+            self.dies[d].busy_ns += now - self.dies[d].op_started;
+            q.schedule(end, Event::DieReadOut { die, op: op_id });
+            self.kick_die(now, die, q);
+        } else {
+            q.schedule(end, Event::DieOpDone { die });
+        }
+    }
+
+    /// With cache read: a read's data has left the die.
+    pub fn on_read_out(&mut self, now: Ns, die: u32, op_id: u32, q: &mut EventQueue<Event>, out: &mut SsdOutput) {
+        let op = self.free_op(op_id);
+        self.finish_op(now, die, op, q, out);
+        self.kick_die(now, die, q);
     }
 
     /// The die's current operation finished.
@@ -302,6 +324,13 @@ impl Ssd {
         self.dies[d].busy = false;
         self.dies[d].busy_ns += now - self.dies[d].op_started;
         let op = self.free_op(op_id);
+        self.finish_op(now, die, op, q, out);
+        self.kick_die(now, die, q);
+    }
+
+    /// What an operation's end does beyond freeing its die.
+    fn finish_op(&mut self, now: Ns, die: u32, op: FlashOp, q: &mut EventQueue<Event>, out: &mut SsdOutput) {
+        let d = die as usize;
         match op.kind {
             OpKind::UserRead => {
                 out.reads_done.push(op.tag);
@@ -345,7 +374,6 @@ impl Ssd {
                 self.flush(now, q);
             }
         }
-        self.kick_die(now, die, q);
     }
 
     /// Plan a user read of `lpns` for command `cmd`.
