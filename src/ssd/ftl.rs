@@ -892,16 +892,27 @@ impl Ftl {
 #[cfg(test)]
 mod tests;
 
+static HUGE_PAGES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Ask for transparent huge pages for the maps of drives built from now on
+/// (process-wide). Sweeps turn it on: over many runs it halves the time
+/// spent faulting in maps and speeds every lookup. Single runs leave it off:
+/// right after a big build, a machine was seen to take 8 s instead of 3.4 s
+/// to hand a 1.6 TB drive's 3.5 GB of maps out in huge pages.
+pub fn use_huge_pages(on: bool) {
+    HUGE_PAGES.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// A zeroed `Vec<u32>` of `n` entries whose pages the kernel may back with
-/// transparent huge pages (madvise(MADV_HUGEPAGE); Linux only, a no-op
+/// transparent huge pages when [`use_huge_pages`] is on (madvise(MADV_HUGEPAGE); Linux only, a no-op
 /// elsewhere or when THP is off). The maps are hundreds of MiB read at
 /// random: 2 MiB pages cut the page faults of first touch by 512x and the
 /// TLB misses of every lookup. Still lazily zeroed: untouched 2 MiB regions
-/// take no memory.
+/// take no memory. `NVMESIM_NO_HUGEPAGES` in the environment turns it off.
 fn huge_zeroed(n: usize) -> Vec<u32> {
     let v = vec![0u32; n];
     #[cfg(target_os = "linux")]
-    {
+    if HUGE_PAGES.load(std::sync::atomic::Ordering::Relaxed) && std::env::var_os("NVMESIM_NO_HUGEPAGES").is_none() {
         const HUGE: usize = 2 << 20;
         let start = v.as_ptr() as usize;
         let end = start + n * std::mem::size_of::<u32>();

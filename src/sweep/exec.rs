@@ -191,6 +191,7 @@ pub fn run_local(
     progress: &mut dyn FnMut(usize, usize, usize),
 ) -> Result<Summary, String> {
     let t0 = Instant::now();
+    crate::ssd::ftl::use_huge_pages(true);
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let todo: Vec<usize> = (0..runs.len()).filter(|&i| !is_done(out, &runs[i])).collect();
     let skipped = runs.len() - todo.len();
