@@ -126,16 +126,15 @@ pub(crate) fn run_vms_json(
     guests: &[(String, String)],
     opts: &RunOptions,
 ) -> Result<Value, String> {
-    let cfg = crate::config::load_machine(Some((cfg_name, cfg_text)), None, None)?;
-    let jobs = crate::virt::attach_guest_jobs(&cfg, None, &mut |name| {
-        let text = guests
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, t)| t)
-            .ok_or_else(|| format!("no guest job file '{name}'"))?;
-        fio::parse_str(text, name).map_err(|e| e.to_string())
-    })?;
-    let out = machine::run(cfg, &jobs, opts, &mut |_, _| {})?;
+    let spec = crate::sweep::run::RunSpec {
+        config: Some(crate::sweep::run::Source {
+            path: cfg_name.to_string(),
+            text: cfg_text.to_string(),
+        }),
+        files: guests.iter().cloned().collect(),
+        ..Default::default()
+    };
+    let out = spec.simulate_with(opts.clone(), &mut |_, _| {})?;
     let mut s = String::new();
     crate::report::fio_json::write_json(&mut s, &out.report, false);
     serde_json::from_str(&s).map_err(|e| format!("internal: fio JSON did not parse: {e}"))
