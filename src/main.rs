@@ -438,9 +438,7 @@ fn cmd_sweep(a: SweepArgs) -> Result<(), String> {
             ))
         };
     }
-    let workers = a
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let workers = a.jobs.unwrap_or_else(nvmesim::sweep::exec::default_workers);
     if workers == 0 {
         return Err("--jobs 0: need at least one worker".into());
     }
@@ -543,7 +541,7 @@ fn bench_start_only(device: &str) -> Result<(), String> {
 
 /// Sweep scaling: the same sweep on 1 worker and on N, each from an empty folder.
 fn bench_sweep(path: &std::path::Path, workers: Option<usize>) -> Result<(), String> {
-    let n = workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let n = workers.unwrap_or_else(nvmesim::sweep::exec::default_workers);
     let sweep = Sweep::load(path)?;
     let runs = sweep.plan()?;
     println!(

@@ -127,17 +127,18 @@ impl Plan {
             .map_err(err)
     }
 
-    /// Run the pending runs on `workers` local threads (the CLI's executor)
-    /// and write the table. Returns (runs, ran, skipped, failed, workers, wall seconds).
-    #[pyo3(signature = (out, workers, progress=true))]
+    /// Run the pending runs on `workers` local threads (None: every core, as
+    /// the CLI; the CLI's executor) and write the table. Returns (runs, ran,
+    /// skipped, failed, workers, wall seconds).
+    #[pyo3(signature = (out, workers=None, progress=true))]
     fn run_local(
         &self,
         py: Python<'_>,
         out: PathBuf,
-        workers: usize,
+        workers: Option<usize>,
         progress: bool,
     ) -> PyResult<(usize, usize, usize, usize, usize, f64)> {
-        let (workers, why) = exec::workers_for_memory(&self.runs, workers.max(1));
+        let (workers, why) = exec::workers_for_memory(&self.runs, workers.unwrap_or_else(exec::default_workers).max(1));
         if let Some(why) = why {
             eprintln!("nvmesim.sweep: {why}");
         }

@@ -152,10 +152,9 @@ def sweep(
     out = Path(out) if out is not None else _default_out(spec)
     if backend == "local":
         plan = _plan(spec)
-        workers = jobs if jobs is not None else (os.cpu_count() or 1)
-        if workers < 1:
-            raise NvmesimError(f"jobs={workers}: need at least one worker")
-        plan.run_local(os.fspath(out), workers, progress)
+        if jobs is not None and jobs < 1:
+            raise NvmesimError(f"jobs={jobs}: need at least one worker")
+        plan.run_local(os.fspath(out), jobs, progress)
     elif backend == "ray":
         from .ray_backend import sweep_ray
 

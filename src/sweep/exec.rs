@@ -180,6 +180,11 @@ pub struct Summary {
     pub table: Table,
 }
 
+/// Worker threads when none are asked for: every core.
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
 /// Run every run without a result yet on `workers` threads, then write
 /// `OUT/results.csv` and `OUT/results.parquet`. `progress(done, failed, total)`
 /// is called on the calling thread after each run.
@@ -197,7 +202,7 @@ pub fn run_local(
     let skipped = runs.len() - todo.len();
     let workers = workers.clamp(1, todo.len().max(1));
     let next = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel::<(usize, Result<bool, String>)>();
+    let (tx, rx) = mpsc::channel::<Result<bool, String>>();
     let mut failed = 0;
     let mut done = 0;
     let mut first_io_error: Option<String> = None;
@@ -211,13 +216,13 @@ pub fn run_local(
                 let Some(&i) = todo.get(k) else { break };
                 let o = execute(&runs[i]);
                 let ok = matches!(o, Outcome::Done(_));
-                if tx.send((i, store(out, &runs[i], &o).map(|_| ok))).is_err() {
+                if tx.send(store(out, &runs[i], &o).map(|_| ok)).is_err() {
                     break;
                 }
             });
         }
         drop(tx);
-        for (_, r) in rx {
+        for r in rx {
             done += 1;
             match r {
                 Ok(true) => {}
@@ -238,25 +243,11 @@ pub fn run_local(
         runs: runs.len(),
         ran: todo.len(),
         skipped,
-        failed: count_failed(&table),
+        failed,
         workers,
         wall_s: t0.elapsed().as_secs_f64(),
         table,
     })
-}
-
-fn count_failed(t: &Table) -> usize {
-    let (Some(st), Some(run)) = (t.column_index("status"), t.column_index("run")) else {
-        return 0;
-    };
-    let mut names: Vec<&Cell> = t
-        .rows
-        .iter()
-        .filter(|r| r[st] == Cell::Str("failed".into()))
-        .map(|r| &r[run])
-        .collect();
-    names.dedup();
-    names.len()
 }
 
 /// The table's direction-independent figures, in column order.
