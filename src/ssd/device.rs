@@ -176,7 +176,7 @@ impl Ssd {
         })
     }
 
-    fn new_op(&mut self, kind: OpKind, die: u32, pages: u32, bytes: u64, tag: u32) -> u32 {
+    fn new_op(&mut self, kind: OpKind, die: u32, pages: u32, bytes: u64, tag: u32, array_ns: Ns) -> u32 {
         self.seq += 1;
         let lpns = self.lpn_pool.pop().unwrap_or_default();
         let op = FlashOp {
@@ -188,7 +188,7 @@ impl Ssd {
             lpns,
             seq: self.seq,
             queued_ns: 0,
-            array_ns: 0,
+            array_ns,
         };
         if let Some(i) = self.free_ops.pop() {
             self.ops[i as usize] = Some(op);
@@ -263,27 +263,21 @@ impl Ssd {
             OpKind::UserRead => {
                 // Pages on different planes are read in one multi-plane read
                 // (as long as its slowest page type).
-                let tr = if array_ns > 0 { array_ns } else { self.read_ns };
-                let t = tr * pages.div_ceil(planes) as u64;
+                let t = array_ns * pages.div_ceil(planes) as u64;
                 q.schedule(now + t, Event::DieArrayDone { die });
             }
             OpKind::GcRead => {
-                // A victim block lies in one plane: its pages are read one by one.
-                let t = if array_ns > 0 {
-                    array_ns
-                } else {
-                    self.read_ns * pages as u64
-                };
-                q.schedule(now + t, Event::DieArrayDone { die });
+                // A victim block lies in one plane: its pages are read one by
+                // one (array_ns is their sum).
+                q.schedule(now + array_ns, Event::DieArrayDone { die });
             }
             OpKind::UserProgram | OpKind::GcProgram => {
                 let (_, xfer_end) = self.channels[ch].bus.serve(now, transfer_ns(bytes, self.channel_bw));
                 self.channels[ch].bytes += bytes;
-                let tprog = if array_ns > 0 { array_ns } else { self.program_ns };
-                q.schedule(xfer_end + tprog, Event::DieOpDone { die });
+                q.schedule(xfer_end + array_ns, Event::DieOpDone { die });
             }
             OpKind::Erase => {
-                q.schedule(now + self.erase_ns, Event::DieOpDone { die });
+                q.schedule(now + array_ns, Event::DieOpDone { die });
             }
         }
     }
@@ -348,9 +342,8 @@ impl Ssd {
                 // Data is in the controller: program it to the die's GC block.
                 let n = op.lpns.len() as u32;
                 let bytes = n as u64 * self.unit_bytes;
-                let pid = self.new_op(OpKind::GcProgram, die, 0, bytes, op.tag);
                 let tprog = self.program_time(self.ftl.next_page(die, true));
-                self.ops[pid as usize].as_mut().unwrap().array_ns = tprog;
+                let pid = self.new_op(OpKind::GcProgram, die, 0, bytes, op.tag, tprog);
                 let mut l = std::mem::take(&mut self.ops[pid as usize].as_mut().unwrap().lpns);
                 l.extend_from_slice(&op.lpns);
                 self.ops[pid as usize].as_mut().unwrap().lpns = l;
@@ -428,9 +421,8 @@ impl Ssd {
         let plan: Vec<(u32, u32, u32, Ns)> = std::mem::take(&mut self.scratch);
         for &(die, _, units, tr) in &plan {
             let pages = units.div_ceil(spp);
-            let id = self.new_op(OpKind::UserRead, die, pages, units as u64 * self.unit_bytes, cmd);
+            let id = self.new_op(OpKind::UserRead, die, pages, units as u64 * self.unit_bytes, cmd, tr);
             self.ops[id as usize].as_mut().unwrap().queued_ns = now;
-            self.ops[id as usize].as_mut().unwrap().array_ns = tr;
             if urgent {
                 self.dies[die as usize].reads.push_front(id);
             } else {
@@ -489,9 +481,8 @@ impl Ssd {
             let Some(die) = chosen else { return };
             self.next_die = (die + 1) % ndies;
             let n = self.program_slots as usize;
-            let id = self.new_op(OpKind::UserProgram, die, 0, n as u64 * self.unit_bytes, 0);
             let tprog = self.program_time(self.ftl.next_page(die, false));
-            self.ops[id as usize].as_mut().unwrap().array_ns = tprog;
+            let id = self.new_op(OpKind::UserProgram, die, 0, n as u64 * self.unit_bytes, 0, tprog);
             let mut lpns = std::mem::take(&mut self.ops[id as usize].as_mut().unwrap().lpns);
             lpns.extend(self.cache.staged.drain(..n));
             // Mapping at dispatch keeps the FTL in host write order even when
@@ -554,15 +545,16 @@ impl Ssd {
                     }
                 }
             }
-            let id = self.new_op(OpKind::GcRead, die, pages.max(1), n as u64 * self.unit_bytes, victim);
-            self.ops[id as usize].as_mut().unwrap().array_ns = t;
+            // No valid page left to read (all overwritten meanwhile): one tR, as one page.
+            let t = if pages == 0 { self.read_ns } else { t };
+            let id = self.new_op(OpKind::GcRead, die, pages.max(1), n as u64 * self.unit_bytes, victim, t);
             let mut l = std::mem::take(&mut self.ops[id as usize].as_mut().unwrap().lpns);
             l.extend_from_slice(&self.gc[d].lpns[cursor..cursor + n]);
             self.ops[id as usize].as_mut().unwrap().lpns = l;
             self.gc[d].cursor += n;
             self.dies[d].gc.push_back(id);
         } else {
-            let id = self.new_op(OpKind::Erase, die, 0, 0, victim);
+            let id = self.new_op(OpKind::Erase, die, 0, 0, victim, self.erase_ns);
             self.dies[d].gc.push_back(id);
         }
     }

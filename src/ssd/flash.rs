@@ -36,8 +36,9 @@ pub struct FlashOp {
     pub seq: u64,
     /// When it was queued at its die.
     pub queued_ns: Ns,
-    /// Array time (tR of the slowest page read, or tPROG) of this op's
-    /// pages' types; 0 = the part's single read_ns / program_ns.
+    /// Array time, from its pages' types when the part gives them: a user
+    /// read's tR (its slowest page), a GC read's summed tR, a program's
+    /// tPROG, an erase's tBERS.
     pub array_ns: Ns,
 }
 
