@@ -314,3 +314,75 @@ fn cache_read_frees_the_die_for_the_next_read_and_keeps_every_invariant() {
     assert_eq!(m.ios_completed, 300_000);
     assert_eq!(m.outstanding_requests(), 0);
 }
+
+fn with_read_ahead(window_bytes: u64) -> MachineConfig {
+    let mut cfg = tiny();
+    cfg.device.ssd.as_mut().unwrap().read_ahead = Some(config::ReadAheadConfig {
+        trigger_commands: 15,
+        trigger_bytes: 256 * 1024,
+        window_bytes,
+        streams: 2,
+    });
+    cfg
+}
+
+#[test]
+fn read_ahead_serves_a_sequential_stream_from_dram_and_keeps_every_invariant() {
+    // QD1 sequential 4 KiB reads: once the stream is detected, each read finds
+    // its page fetched ahead, so the run takes a fraction of the time of one
+    // NAND read per I/O; random reads never form a stream and fetch nothing.
+    let seq = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\nbs=4k\n[r]\nrw=read\niodepth=1\nnumber_ios=20000\n";
+    let run = |cfg: MachineConfig, job: &str| {
+        let (mut m, jobs) = machine(cfg, job, Precondition::Sequential, 1);
+        let end = m.run(&jobs, &mut |_, _| {});
+        assert_eq!(m.ios_completed, 20000);
+        assert_eq!(m.outstanding_requests(), 0);
+        let ra = m
+            .ssd
+            .as_ref()
+            .unwrap()
+            .read_ahead
+            .as_ref()
+            .map(|r| (r.units_fetched, r.units_hit));
+        (end, ra)
+    };
+    let mut plain_cfg = tiny();
+    plain_cfg.device.ssd.as_mut().unwrap().read_ahead = None;
+    let (plain, none) = run(plain_cfg, seq);
+    assert_eq!(none, None);
+    let (ahead, Some((fetched, hit))) = run(with_read_ahead(64 * 4096), seq) else {
+        panic!("read-ahead missing")
+    };
+    assert!(
+        ahead * 3 < plain,
+        "read-ahead: {ahead} ns vs {plain} ns for the same reads"
+    );
+    assert!(hit > 19_000 && fetched >= hit, "fetched {fetched}, hit {hit}");
+    let rand = seq.replace("rw=read", "rw=randread");
+    let (_, Some((fetched, _))) = run(with_read_ahead(64 * 4096), &rand) else {
+        panic!("read-ahead missing")
+    };
+    assert_eq!(fetched, 0, "random reads fetched ahead");
+
+    // Sequential readers over a small region that a random writer and a
+    // trimmer keep changing, through GC: writes drop buffered pages, so every
+    // read still returns the last write, and every I/O completes once.
+    let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=600\nverify=crc32c\nbs=4k\nsize=4m\n[r]\nrw=read\niodepth=8\nnumber_ios=100000\nnumjobs=2\n[w]\nrw=randwrite\niodepth=16\nnumber_ios=150000\nsize=192m\n[w2]\nrw=randwrite\niodepth=1\nnumber_ios=20000\n[t]\nrw=randtrim\nbs=16k\nnumber_ios=500\n";
+    let (mut m, jobs) = machine(with_read_ahead(32 * 4096), job, Precondition::SteadyState, 7);
+    m.run(&jobs, &mut |_, _| {});
+    assert_eq!(m.ios_completed, 2 * 100_000 + 150_000 + 20_000 + 500);
+    assert_eq!(m.outstanding_requests(), 0);
+    let ssd = m.ssd.as_ref().unwrap();
+    let ra = ssd.read_ahead.as_ref().unwrap();
+    assert!(ssd.gc_victims > 100, "only {} GC victims", ssd.gc_victims);
+    assert!(ra.units_hit > 50_000, "only {} read-ahead hits", ra.units_hit);
+    assert!(
+        ra.units_dropped > 100,
+        "only {} buffered pages dropped",
+        ra.units_dropped
+    );
+    assert!(ssd.verify_checks > 100_000, "only {} checked reads", ssd.verify_checks);
+    assert_eq!(ssd.verify_failures, 0);
+    assert!(ra.len() <= 2 * 32, "{} pages buffered", ra.len());
+    ssd.ftl.check_invariants().unwrap();
+}

@@ -446,6 +446,28 @@ pub struct SsdConfig {
     /// Die scheduling between user reads, user writes and GC.
     #[serde(default)]
     pub die_scheduler: DieSchedulerKind,
+    /// Controller read-ahead into DRAM for detected sequential read streams
+    /// (absent: no read-ahead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead: Option<ReadAheadConfig>,
+}
+
+/// Sequential read-ahead: the controller watches read commands for streams
+/// (a command starting where an earlier one ended) and, once a stream has run
+/// long enough, keeps the next `window_bytes` of it read from flash into a
+/// DRAM buffer, so the stream's later reads are served without a NAND read.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadAheadConfig {
+    /// Read commands that continue a stream before read-ahead starts on it.
+    pub trigger_commands: u32,
+    /// And bytes those commands must have read.
+    pub trigger_bytes: u64,
+    /// How far ahead of a stream's last command the buffer is kept filled.
+    pub window_bytes: u64,
+    /// Streams tracked at once (least recently used one replaced).
+    #[serde(default = "one")]
+    pub streams: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

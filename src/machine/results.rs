@@ -152,6 +152,11 @@ fn extras(m: &Machine, end: Ns) -> Value {
         obj.insert("die_util_pct".into(), json!(dies));
         obj.insert("channel_util_mean_pct".into(), json!(mean(&chans)));
         obj.insert("channel_util_pct".into(), json!(chans));
+        if let Some(ra) = &ssd.read_ahead {
+            obj.insert("read_ahead_units_fetched".into(), json!(ra.units_fetched));
+            obj.insert("read_ahead_units_hit".into(), json!(ra.units_hit));
+            obj.insert("read_ahead_units_dropped".into(), json!(ra.units_dropped));
+        }
         if ssd.verify {
             obj.insert("verify_checks".into(), json!(ssd.verify_checks));
             obj.insert("verify_failures".into(), json!(ssd.verify_failures));

@@ -7,6 +7,7 @@
 use super::cache::WriteCache;
 use super::flash::{Channel, Die, FlashOp, OpKind};
 use super::ftl::{FlashGeometry, Ftl};
+use super::readahead::{Claim, ReadAhead};
 use crate::config::{DieSchedulerKind, GcConfig, SsdConfig};
 use crate::machine::Event;
 use crate::sim::{transfer_ns, EventQueue, Ns};
@@ -79,6 +80,12 @@ pub struct Ssd {
     /// Mapping units deallocated by trims.
     pub trimmed_units: u64,
     scratch: Vec<(u32, u32, u32, Ns)>,
+    /// Controller read-ahead (None: off).
+    pub read_ahead: Option<ReadAhead>,
+    /// Host read commands waiting for a prefetch op: (op seq, command).
+    ra_waiters: Vec<(u64, u32)>,
+    /// (die, op id) of the prefetch ops being planned.
+    ra_groups: Vec<(u32, u32)>,
 }
 
 /// Programs queued per die before the flusher moves on to the next die: two
@@ -130,6 +137,10 @@ impl Ssd {
         if phys > u32::MAX as u64 {
             return Err("raw NAND has more mapping units than a 32-bit map can address".into());
         }
+        let read_ahead = match &c.read_ahead {
+            Some(r) => Some(ReadAhead::new(r, c.mapping_unit_bytes as u64)?),
+            None => None,
+        };
         let ftl = Ftl::new(geom.clone(), logical_pages as u32, n.pages_per_program, verify);
         let dies = (geom.channels * geom.dies_per_channel) as usize;
         let program_slots = ftl.slots_per_die_program();
@@ -173,6 +184,9 @@ impl Ssd {
             die_read_wait_ns: 0,
             trimmed_units: 0,
             scratch: Vec::new(),
+            read_ahead,
+            ra_waiters: Vec::new(),
+            ra_groups: Vec::new(),
         })
     }
 
@@ -246,6 +260,7 @@ impl Ssd {
         };
         let (kind, pages, bytes, array_ns) = {
             let op = self.ops[op_id as usize].as_ref().unwrap();
+            // (Prefetch reads are not host reads: not counted here.)
             if op.kind == OpKind::UserRead {
                 self.die_reads_started += 1;
                 self.die_read_wait_ns += now - op.queued_ns;
@@ -260,7 +275,7 @@ impl Ssd {
         die_state.op_started = now;
         die_state.ops += 1;
         match kind {
-            OpKind::UserRead => {
+            OpKind::UserRead | OpKind::Prefetch => {
                 // Pages on different planes are read in one multi-plane read
                 // (as long as its slowest page type).
                 let t = array_ns * pages.div_ceil(planes) as u64;
@@ -330,6 +345,23 @@ impl Ssd {
                 out.reads_done.push(op.tag);
                 self.recycle(op.lpns);
             }
+            OpKind::Prefetch => {
+                if let Some(ra) = self.read_ahead.as_mut() {
+                    for &l in &op.lpns {
+                        ra.fetched(l, op.seq, self.ftl.version_stored(l));
+                    }
+                }
+                let seq = op.seq;
+                self.ra_waiters.retain(|&(s, cmd)| {
+                    if s == seq {
+                        out.reads_done.push(cmd);
+                        false
+                    } else {
+                        true
+                    }
+                });
+                self.recycle(op.lpns);
+            }
             OpKind::UserProgram => {
                 for &l in &op.lpns {
                     self.cache.release(l, self.unit_bytes);
@@ -393,6 +425,35 @@ impl Ssd {
                 self.cache.hits += 1;
                 continue;
             }
+            if let Some(ra) = self.read_ahead.as_mut() {
+                match ra.claim(lpn) {
+                    Claim::Miss => {}
+                    Claim::Hit { version } => {
+                        // Served from the read-ahead buffer: it must hold the last write.
+                        if self.verify {
+                            self.verify_checks += 1;
+                            if version != self.ftl.version_written(lpn) {
+                                self.verify_failures += 1;
+                            }
+                        }
+                        continue;
+                    }
+                    Claim::Wait { op } => {
+                        if self.verify {
+                            // The data arrives from flash as mapped now.
+                            self.verify_checks += 1;
+                            if self.ftl.check_read(lpn).is_err() {
+                                self.verify_failures += 1;
+                            }
+                        }
+                        if !self.ra_waiters.contains(&(op, cmd)) {
+                            self.ra_waiters.push((op, cmd));
+                            parts += 1;
+                        }
+                        continue;
+                    }
+                }
+            }
             let Some(ppn) = self.ftl.lookup(lpn) else {
                 // Never written (deallocated): the controller returns zeroes without touching NAND.
                 self.unmapped_reads += 1;
@@ -432,11 +493,57 @@ impl Ssd {
             self.kick_die(now, die, q);
         }
         self.scratch = plan;
+        if let Some(ra) = self.read_ahead.as_mut() {
+            if let Some((lo, hi)) = ra.on_command(first_lpn, count, self.logical_pages) {
+                self.prefetch(now, lo, hi, q);
+            }
+        }
         if parts == 0 {
             ReadPlan::Immediate
         } else {
             ReadPlan::Flash(parts)
         }
+    }
+
+    /// Read logical pages `[lo, hi)` ahead of a stream into the read-ahead
+    /// buffer: one read op per die (its pages on different planes read
+    /// together), skipping pages buffered, in the write buffer or never written.
+    fn prefetch(&mut self, now: Ns, lo: u64, hi: u64, q: &mut EventQueue<Event>) {
+        let mut groups = std::mem::take(&mut self.ra_groups);
+        groups.clear();
+        for lpn in lo..hi {
+            let lpn = lpn as u32;
+            if self.cache.contains(lpn) || self.read_ahead.as_ref().unwrap().contains(lpn) {
+                continue;
+            }
+            let Some(ppn) = self.ftl.lookup(lpn) else { continue };
+            let die = self.ftl.die_of(ppn);
+            let tr = self.read_time(ppn);
+            let id = match groups.iter().find(|(d, _)| *d == die) {
+                Some(&(_, id)) => id,
+                None => {
+                    let id = self.new_op(OpKind::Prefetch, die, 0, 0, 0, 0);
+                    groups.push((die, id));
+                    id
+                }
+            };
+            let unit = self.unit_bytes;
+            let op = self.ops[id as usize].as_mut().unwrap();
+            op.lpns.push(lpn);
+            op.bytes += unit;
+            op.array_ns = op.array_ns.max(tr);
+            let seq = op.seq;
+            self.read_ahead.as_mut().unwrap().start_fetch(lpn, seq);
+        }
+        let spp = self.geom.slots_per_page.max(1);
+        for &(die, id) in &groups {
+            let op = self.ops[id as usize].as_mut().unwrap();
+            op.pages = (op.lpns.len() as u32).div_ceil(spp);
+            op.queued_ns = now;
+            self.dies[die as usize].reads.push_back(id);
+            self.kick_die(now, die, q);
+        }
+        self.ra_groups = groups;
     }
 
     /// Deallocate (NVMe Dataset Management) `count` logical pages from
@@ -447,6 +554,9 @@ impl Ssd {
         for i in 0..count as u64 {
             let lpn = (first_lpn + i) as u32;
             self.cache.discard_staged(lpn, self.unit_bytes);
+            if let Some(ra) = self.read_ahead.as_mut() {
+                ra.invalidate(lpn);
+            }
             self.ftl.trim(lpn);
             self.trimmed_units += 1;
         }
@@ -459,6 +569,9 @@ impl Ssd {
             let lpn = (first_lpn + i) as u32;
             if self.verify {
                 self.ftl.note_host_write(lpn);
+            }
+            if let Some(ra) = self.read_ahead.as_mut() {
+                ra.invalidate(lpn);
             }
             self.cache.insert(lpn);
         }

@@ -14,6 +14,8 @@ use std::collections::VecDeque;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OpKind {
     UserRead,
+    /// A read-ahead read: brings pages into the controller's DRAM ahead of a stream.
+    Prefetch,
     UserProgram,
     GcRead,
     GcProgram,

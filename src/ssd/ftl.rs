@@ -452,6 +452,26 @@ impl Ftl {
         }
     }
 
+    /// Verify mode: the version of `lpn` the host last wrote (0 outside verify mode).
+    #[inline]
+    pub fn version_written(&self, lpn: Lpn) -> u32 {
+        if self.verify {
+            self.written[lpn as usize]
+        } else {
+            0
+        }
+    }
+
+    /// Verify mode: the version of `lpn` its mapped flash page holds (0 when
+    /// unmapped or outside verify mode): what a read of it from flash returns.
+    #[inline]
+    pub fn version_stored(&self, lpn: Lpn) -> u32 {
+        match (self.verify, self.lookup(lpn)) {
+            (true, Some(ppn)) => self.stored[ppn as usize],
+            _ => 0,
+        }
+    }
+
     /// A read of `lpn` was served from flash: does it hold the last version?
     /// Always Ok outside verify mode.
     pub fn check_read(&self, lpn: Lpn) -> Result<(), VerifyError> {

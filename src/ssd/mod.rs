@@ -4,4 +4,5 @@ pub mod cache;
 pub mod device;
 pub mod flash;
 pub mod ftl;
+pub mod readahead;
 pub use device::{ReadPlan, Ssd, SsdOutput};
