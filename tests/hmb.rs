@@ -22,6 +22,11 @@ fn run(hmb: &str, job: &str) -> Machine {
         assert_eq!(t.ios_submitted, t.ios_completed);
     }
     assert_eq!(m.outstanding_requests(), 0);
+    // HMB I/O commands hold a command slot until their completion, like any I/O.
+    assert_eq!(
+        m.ctrl.slots_free, m.ctrl.slots_total,
+        "command slots leaked or freed twice"
+    );
     m
 }
 

@@ -158,15 +158,20 @@ fn set_features_mid_run_changes_the_shares_from_then_on() {
     let a = &m.admin_cmds[1];
     let f = a.applied.expect("the Set Features ran");
     assert_eq!((f.high, f.medium, f.low), (8, 1, 1), "unset fields keep their value");
-    // Admin goes first: it takes the first command slot to free (8 slots of
-    // ~80 us reads: tens of us), not a place behind the 96 queued reads
-    // (about 1 ms of backlog).
+    // Admin needs no I/O command slot: with all 8 slots held by ~80 us reads
+    // and 96 reads queued behind them (about 1 ms of backlog), the Set
+    // Features is fetched and run at once: doorbell, SQE fetch and firmware
+    // decode, a few microseconds.
     assert!(
-        a.executed_ns >= 10_000_000 && a.executed_ns - a.submitted_ns < 50_000,
+        a.executed_ns >= 10_000_000 && a.executed_ns - a.submitted_ns < 10_000,
         "{a:?}"
     );
     assert!(a.completed_ns > a.executed_ns);
     assert_eq!(m.ctrl.arb.launched_admin, 3);
+    assert_eq!(
+        m.ctrl.slots_free, m.ctrl.slots_total,
+        "Set Features must not take or free a slot"
+    );
     let before = share(window(&m, 0, 1));
     let after = share(window(&m, 1, 2));
     assert!(before.iter().all(|x| (x - 1.0 / 3.0).abs() < 0.02), "before {before:?}");

@@ -151,7 +151,7 @@ const NO_VCPU: u32 = u32::MAX;
 
 /// Admin SQ entries that are HMB I/O commands carry their request's slab
 /// id with this bit set; the others index `Machine::admin_cmds`.
-const HMB_CMD: u32 = 1 << 31;
+const HMB_CMD: u32 = crate::nvme::controller::HMB_IO_CMD;
 /// One HMB metadata entry: starting logical page, page count, type.
 const HMB_META_BYTES: u64 = 16;
 
@@ -957,6 +957,7 @@ impl Machine {
                     self.kick_fetch(now);
                 }
                 Event::AdminSqesArrived { n } => {
+                    self.ctrl.admin.in_flight -= n;
                     for _ in 0..n {
                         let cmd = self
                             .ctrl
@@ -1910,7 +1911,6 @@ impl Machine {
         a.launched_before = self.ctrl.arb.launched;
         a.applied = Some(f);
         a.executed_ns = now;
-        self.ctrl.slots_free += 1;
         let t = self.ctrl.firmware_complete(now);
         let arrive = self.ctrl.link.device_write(t, CQE_BYTES);
         self.q.schedule(arrive, Event::AdminIrq { cmd });

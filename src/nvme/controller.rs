@@ -79,11 +79,18 @@ impl DeviceSq {
     }
 }
 
-/// The admin submission queue: commands are indices into the host's list of admin commands.
+/// Admin SQ entries with this bit set are HMB I/O commands (the rest of the
+/// id is the request's slab id); the others index the host's admin commands.
+pub const HMB_IO_CMD: u32 = 1 << 31;
+
+/// The admin submission queue. `entries` holds, in order, the entries being
+/// fetched (`in_flight`), those doorbelled and not yet fetched
+/// (`doorbelled`), and those written whose doorbell is still on its way.
 #[derive(Debug, Clone, Default)]
 pub struct AdminSq {
     pub entries: VecDeque<u32>,
     pub doorbelled: u32,
+    pub in_flight: u32,
 }
 
 pub struct Controller {
@@ -133,41 +140,79 @@ impl Controller {
         }
     }
 
+    /// How many doorbelled admin entries, from the head, can be fetched with
+    /// `slots` free command slots (each HMB I/O command among them takes one).
+    fn admin_fetchable(&self, slots: u32) -> u32 {
+        let (mut ok, mut hmb) = (0, 0);
+        for &e in self
+            .admin
+            .entries
+            .iter()
+            .skip(self.admin.in_flight as usize)
+            .take(self.admin.doorbelled as usize)
+        {
+            if e & HMB_IO_CMD != 0 {
+                if hmb == slots {
+                    break;
+                }
+                hmb += 1;
+            }
+            ok += 1;
+        }
+        ok
+    }
+
     /// Arbitration: the next SQ to fetch from, by the enabled mechanism,
     /// among SQs with doorbelled entries that are not held back (in-order
     /// acceptance); `n` is bounded by the burst and the free slots, which
-    /// it reserves.
+    /// it reserves. A command slot is I/O context: I/O commands (HMB I/O on
+    /// the admin SQ too) take one until their completion; other admin
+    /// commands (Set Features) are run by the firmware's admin handler and
+    /// take none, so they are never stuck behind a full slot table.
     pub fn arbitrate(&mut self) -> Option<Pick> {
         if self.doorbelled_total == 0 {
             return None;
         }
-        if self.slots_free == 0 {
+        let slots = self.slots_free;
+        let admin_ok = self.admin_fetchable(slots);
+        if slots == 0 && admin_ok == 0 {
             self.slot_stalls += 1;
             return None;
         }
         let sqs = &self.sqs;
         let pick = self.arb.pick(
-            self.admin.doorbelled,
+            admin_ok,
             |i| {
                 let s = &sqs[i as usize];
-                if s.blocked {
+                if s.blocked || slots == 0 {
                     0
                 } else {
                     s.doorbelled.min(u32::MAX as u64) as u32
                 }
             },
-            self.slots_free,
+            // I/O picks only happen with a free slot, so this bounds them by
+            // the free slots; admin picks are bounded by `admin_ok` already.
+            slots.max(1),
         )?;
-        let n = match pick {
-            Pick::Admin(n) | Pick::Io { n, .. } => n,
+        let used = match pick {
+            Pick::Admin(n) => self
+                .admin
+                .entries
+                .iter()
+                .skip(self.admin.in_flight as usize)
+                .take(n as usize)
+                .filter(|&&e| e & HMB_IO_CMD != 0)
+                .count() as u32,
+            Pick::Io { n, .. } => n,
         };
-        self.slots_free -= n;
+        self.slots_free -= used;
         Some(pick)
     }
 
     /// Start fetching `n` admin SQEs at `now`: returns (engine free again, SQEs arrive).
     pub fn fetch_admin(&mut self, now: Ns, n: u32) -> (Ns, Ns) {
         self.admin.doorbelled -= n;
+        self.admin.in_flight += n;
         self.doorbelled_total -= n as u64;
         self.fetch_bytes(now, n)
     }
