@@ -3,8 +3,9 @@
 //! next submission queue by the enabled arbitration mechanism (round robin,
 //! or weighted round robin with urgent class; [`super::arbitration`]),
 //! taking up to the arbitration burst from a queue per visit; an admin
-//! submission queue (for Set Features); a bounded number of command slots (a command holds one
-//! from fetch to completion post); firmware cores that decode and dispatch
+//! submission queue (for Set Features and HMB I/O commands); a bounded
+//! number of command slots (an I/O command holds one from fetch to completion
+//! post; Set Features needs none); firmware cores that decode and dispatch
 //! each command; and in-order acceptance per SQ: a command that cannot start
 //! (e.g. no room in the write cache) holds back the commands behind it in
 //! its own SQ while the other SQs go on.
