@@ -14,7 +14,7 @@ use crate::host::cpu::{CacheLineCost, Core, Lock, LockEnv, Placement, Topology};
 use crate::host::nvme_driver::QueuePair;
 use crate::host::queue_map::{self, QueueMapTable};
 use crate::nvme::arbitration::{ArbitrationFeature, Mechanism, Pick};
-use crate::nvme::controller::Controller;
+use crate::nvme::controller::{Controller, HMB_IO_CMD};
 use crate::nvme::pcie::{PcieLink, CQE_BYTES};
 use crate::report::stats::{JobStats, StatsConfig};
 use crate::report::steadystate::SteadyState;
@@ -149,9 +149,6 @@ struct Request {
 const NO_VQ: u32 = u32::MAX;
 const NO_VCPU: u32 = u32::MAX;
 
-/// Admin SQ entries that are HMB I/O commands carry their request's slab
-/// id with this bit set; the others index `Machine::admin_cmds`.
-const HMB_CMD: u32 = crate::nvme::controller::HMB_IO_CMD;
 /// One HMB metadata entry: starting logical page, page count, type.
 const HMB_META_BYTES: u64 = 16;
 
@@ -966,9 +963,9 @@ impl Machine {
                             .pop_front()
                             .expect("fetched more admin SQEs than written");
                         let ready = self.ctrl.firmware_decode(now);
-                        if cmd & HMB_CMD != 0 {
+                        if cmd & HMB_IO_CMD != 0 {
                             // The handler reads the request's metadata entry from the HMB.
-                            let r = cmd & !HMB_CMD;
+                            let r = cmd & !HMB_IO_CMD;
                             if self.dev_outstanding == 0 {
                                 self.dev_busy_since = now;
                             }
@@ -1943,7 +1940,7 @@ impl Machine {
         let req = self.reqs.get_mut(r);
         req.hmb = true;
         self.set_submitted(r, cur);
-        self.ctrl.admin.entries.push_back(r | HMB_CMD);
+        self.ctrl.admin.entries.push_back(r | HMB_IO_CMD);
         let posted = self.ctrl.link.posted_ns;
         self.q.schedule(cur + posted, Event::AdminDoorbell);
         Some(cur)

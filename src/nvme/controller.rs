@@ -141,17 +141,21 @@ impl Controller {
         }
     }
 
-    /// How many doorbelled admin entries, from the head, can be fetched with
-    /// `slots` free command slots (each HMB I/O command among them takes one).
-    fn admin_fetchable(&self, slots: u32) -> u32 {
-        let (mut ok, mut hmb) = (0, 0);
-        for &e in self
-            .admin
+    /// The admin entries doorbelled and not yet fetched, in order.
+    fn admin_doorbelled(&self) -> impl Iterator<Item = u32> + '_ {
+        self.admin
             .entries
             .iter()
             .skip(self.admin.in_flight as usize)
             .take(self.admin.doorbelled as usize)
-        {
+            .copied()
+    }
+
+    /// How many doorbelled admin entries, from the head, can be fetched with
+    /// `slots` free command slots (each HMB I/O command among them takes one).
+    fn admin_fetchable(&self, slots: u32) -> u32 {
+        let (mut ok, mut hmb) = (0, 0);
+        for e in self.admin_doorbelled() {
             if e & HMB_IO_CMD != 0 {
                 if hmb == slots {
                     break;
@@ -197,12 +201,9 @@ impl Controller {
         )?;
         let used = match pick {
             Pick::Admin(n) => self
-                .admin
-                .entries
-                .iter()
-                .skip(self.admin.in_flight as usize)
+                .admin_doorbelled()
                 .take(n as usize)
-                .filter(|&&e| e & HMB_IO_CMD != 0)
+                .filter(|&e| e & HMB_IO_CMD != 0)
                 .count() as u32,
             Pick::Io { n, .. } => n,
         };

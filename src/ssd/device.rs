@@ -401,6 +401,15 @@ impl Ssd {
         }
     }
 
+    /// Verify mode: count one checked read and whether it got the last write.
+    #[inline]
+    fn count_check(&mut self, ok: bool) {
+        self.verify_checks += 1;
+        if !ok {
+            self.verify_failures += 1;
+        }
+    }
+
     /// Plan a user read of `lpns` for command `cmd`.
     pub fn read(&mut self, now: Ns, cmd: u32, first_lpn: u64, count: u32, q: &mut EventQueue<Event>) -> ReadPlan {
         self.read_prio(now, cmd, first_lpn, count, q, false)
@@ -431,20 +440,14 @@ impl Ssd {
                     Claim::Hit { version } => {
                         // Served from the read-ahead buffer: it must hold the last write.
                         if self.verify {
-                            self.verify_checks += 1;
-                            if version != self.ftl.version_written(lpn) {
-                                self.verify_failures += 1;
-                            }
+                            self.count_check(version == self.ftl.version_written(lpn));
                         }
                         continue;
                     }
                     Claim::Wait { op } => {
                         if self.verify {
                             // The data arrives from flash as mapped now.
-                            self.verify_checks += 1;
-                            if self.ftl.check_read(lpn).is_err() {
-                                self.verify_failures += 1;
-                            }
+                            self.count_check(self.ftl.check_read(lpn).is_ok());
                         }
                         if !self.ra_waiters.contains(&(op, cmd)) {
                             self.ra_waiters.push((op, cmd));
@@ -460,10 +463,7 @@ impl Ssd {
                 continue;
             };
             if self.verify {
-                self.verify_checks += 1;
-                if self.ftl.check_read(lpn).is_err() {
-                    self.verify_failures += 1;
-                }
+                self.count_check(self.ftl.check_read(lpn).is_ok());
             }
             let die = self.ftl.die_of(ppn);
             let page = ppn / self.geom.slots_per_page;
