@@ -1,0 +1,15 @@
+//! The integration tests, as one test binary: each module was its own binary
+//! once, and linking fourteen binaries of the whole crate (thin LTO) took
+//! most of `./test-all`'s build time. `cargo test --release NAME` still
+//! picks tests by name (`cli::`, `invariants::`, ...).
+
+mod cli;
+mod fio_compat;
+mod fio_parse;
+mod hmb;
+mod host_scale;
+mod invariants;
+mod occupancy;
+mod queue_policies;
+mod sweep;
+mod virt;
