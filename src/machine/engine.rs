@@ -99,6 +99,26 @@ impl std::str::FromStr for Precondition {
     }
 }
 
+/// A sleep fio takes after reaping everything in flight (io_u_quiesce).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Quiesce {
+    /// The sleep's length, fixed before the quiesce (fio 3.33's rate_ddir
+    /// computes it first; handle_thinktime sleeps its whole think time).
+    sleep_ns: Ns,
+    /// A rate sleep: the pending I/O is issued when it ends (rate_ddir
+    /// returns and fio issues), without checking its slot again.
+    release_pending: bool,
+}
+
+/// Why a thread stopped submitting before its queue was full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pause {
+    /// thinktime or a rate slot: quiesce, then sleep.
+    Quiesce(Quiesce),
+    /// An open-loop trace's next request is due then: reap while waiting.
+    PollUntil(Ns),
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ThreadState {
     /// Not started yet (waiting for an earlier stonewall group).
@@ -143,6 +163,32 @@ struct Request {
     /// The I/O priority of the job that issued it (a guest request goes to
     /// the host with its IOThread's priority in `io.prio`).
     app_prio: IoPrio,
+    /// When the command joined its SQ's waiting list in the controller
+    /// (arrival order, for granting freed write-buffer space fairly).
+    wait_seq: u64,
+}
+
+impl Request {
+    /// Thread `thread`'s bio `io`, issued at `issue` towards hardware queue `hctx`.
+    fn new(thread: u32, io: Io, issue: Ns, hctx: u32) -> Self {
+        Request {
+            thread,
+            io,
+            dev_offset: io.offset,
+            dev_len: io.len,
+            chain: NO_BIO,
+            issue_ns: issue,
+            submit_ns: issue,
+            hctx,
+            parts: 0,
+            cqe_sq_head: 0,
+            cqe_at: 0,
+            hmb: false,
+            vq: NO_VQ,
+            app_prio: io.prio,
+            wait_seq: 0,
+        }
+    }
 }
 
 /// A host job's request / thread: no virtqueue, no vCPU.
@@ -235,10 +281,20 @@ pub struct Thread {
     stats_started: bool,
     end_ns: Ns,
     issuing_done: bool,
-    /// An I/O generated but not yet issued (waiting for thinktime or its rate slot).
+    /// An I/O generated but not yet issued (waiting for thinktime, its rate
+    /// slot or its trace time).
     pending: Option<Io>,
-    /// `pending` has already been booked against rate_iops.
-    pending_booked: bool,
+    /// `pending` has been booked (rate_iops, trace time): it may not be
+    /// issued before this time.
+    pending_due: Option<Ns>,
+    /// fio's io_u_quiesce before a rate or think sleep: the thread reaps
+    /// everything in flight, then sleeps this long.
+    quiesce_sleep: Option<Quiesce>,
+    /// Waiting for completions while it polls for the next trace time (an
+    /// open-loop replay): a completion is reaped at once, without a wake-up.
+    polling: bool,
+    /// When the armed trace-time timer fires (`Ns::MAX`: none armed).
+    timer_at: Ns,
     tag_req: Option<u32>,
     think_ns: Ns,
     think_blocks: u32,
@@ -321,6 +377,8 @@ pub struct Machine {
     /// Occupancy samples (with `RunOptions::occupancy_interval_ns`).
     pub occupancy: Vec<OccupancySample>,
     pub hmb: HmbState,
+    /// Commands that joined a waiting list so far (their arrival order).
+    wait_seq: u64,
     /// Virtual machines: vCPUs, virtqueues, IOThreads.
     pub vms: crate::virt::Vms,
     virt: crate::virt::VirtNs,
@@ -682,6 +740,7 @@ impl Machine {
             occ_interval: opts.occupancy_interval_ns.unwrap_or(0),
             occupancy: Vec::new(),
             hmb,
+            wait_seq: 0,
             vms,
             virt: crate::virt::VirtNs::new(&cfg.host.virt, cfg.host.clock_ghz),
             cfg,
@@ -775,7 +834,10 @@ impl Machine {
             end_ns: Ns::MAX,
             issuing_done: false,
             pending: None,
-            pending_booked: false,
+            pending_due: None,
+            quiesce_sleep: None,
+            polling: false,
+            timer_at: Ns::MAX,
             tag_req: None,
             think_ns: spec.thinktime_ns,
             think_blocks: spec.thinktime_blocks.max(1),
@@ -923,6 +985,7 @@ impl Machine {
                     self.kick_fetch(now);
                 }
                 Event::SqesArrived { sq, n } => self.sqes_arrived(now, sq, n),
+                Event::ThreadTimer { thread } => self.thread_timer(now, thread),
                 Event::CmdReady { cmd } => self.cmd_ready(now, cmd),
                 Event::WriteDataIn { cmd } => self.write_data_in(now, cmd),
                 Event::DieArrayDone { die } => {
@@ -1012,6 +1075,7 @@ impl Machine {
     /// A fio thread gets the CPU. Returns true when the thread has finished.
     fn thread_run(&mut self, now: Ns, t: u32) -> bool {
         let ti = t as usize;
+        self.threads[ti].polling = false;
         let woke_from_sleep = matches!(self.threads[ti].state, ThreadState::Waking);
         let resuming = std::mem::take(&mut self.threads[ti].resume_submit);
         if !resuming {
@@ -1088,11 +1152,14 @@ impl Machine {
         if cur >= self.threads[ti].end_ns {
             self.threads[ti].issuing_done = true;
         }
-        // Submit until the queue is full.
+        // Submit until the queue is full (nothing while quiescing).
         let mut blocked_tag = false;
-        let mut sleep_until: Option<Ns> = None;
+        let mut pause: Option<Pause> = None;
         let mut yielded = false;
-        while !self.threads[ti].issuing_done && self.threads[ti].inflight < self.threads[ti].depth {
+        while !self.threads[ti].issuing_done
+            && self.threads[ti].inflight < self.threads[ti].depth
+            && self.threads[ti].quiesce_sleep.is_none()
+        {
             let th = &mut self.threads[ti];
             let io = match th.pending.take() {
                 Some(io) => io,
@@ -1104,23 +1171,43 @@ impl Machine {
                     }
                 },
             };
-            // thinktime: after every thinktime_blocks I/Os, stall.
+            // thinktime: after every thinktime_blocks I/Os, reap everything
+            // in flight, then sleep (fio's handle_thinktime).
             if th.think_ns > 0 && th.since_think >= th.think_blocks {
                 th.since_think = 0;
                 th.pending = Some(io);
-                sleep_until = Some(cur + th.think_ns);
+                pause = Some(Pause::Quiesce(Quiesce {
+                    sleep_ns: th.think_ns,
+                    release_pending: false,
+                }));
                 break;
             }
-            if th.gen.is_rate_limited() && !th.pending_booked {
-                let due = th.gen.next_issue_not_before(io.ddir, cur);
+            if th.gen.is_rate_limited() {
+                let due = match th.pending_due {
+                    Some(due) => due,
+                    None => {
+                        let due = th.gen.next_issue_not_before(io.ddir, cur);
+                        th.pending_due = Some(due);
+                        due
+                    }
+                };
                 if due > cur {
                     th.pending = Some(io);
-                    th.pending_booked = true;
-                    sleep_until = Some(due);
+                    pause = Some(if th.gen.is_timed_replay() {
+                        // fio 3.36's iolog_delay reaps while it waits.
+                        Pause::PollUntil(due)
+                    } else {
+                        // fio's rate_ddir: quiesce, then sleep what was
+                        // left of the slot when it decided to.
+                        Pause::Quiesce(Quiesce {
+                            sleep_ns: due - cur,
+                            release_pending: true,
+                        })
+                    });
                     break;
                 }
             }
-            th.pending_booked = false;
+            th.pending_due = None;
             th.since_think += 1;
             if th.null_engine {
                 // fio's null engine: the I/O is done when queued; only the
@@ -1130,20 +1217,8 @@ impl Machine {
                 th.usr_ns += c.app_per_io_ns;
                 th.ios_submitted += 1;
                 let r = self.reqs.insert(Request {
-                    thread: t,
-                    io,
-                    dev_offset: io.offset,
-                    dev_len: io.len,
-                    chain: NO_BIO,
-                    issue_ns: issue,
-                    submit_ns: issue,
-                    hctx: 0,
-                    parts: 0,
-                    cqe_sq_head: 0,
                     cqe_at: cur,
-                    hmb: false,
-                    vq: NO_VQ,
-                    app_prio: io.prio,
+                    ..Request::new(t, io, issue, 0)
                 });
                 th.completed.push_back(r);
                 th.inflight += 1;
@@ -1169,22 +1244,7 @@ impl Machine {
             th.sys_ns += sys;
             th.ios_submitted += 1;
             let hctx = self.map.hw_queue(cpu, io.ddir, io.prio);
-            let r = self.reqs.insert(Request {
-                thread: t,
-                io,
-                dev_offset: io.offset,
-                dev_len: io.len,
-                chain: NO_BIO,
-                issue_ns: issue,
-                submit_ns: issue,
-                hctx,
-                parts: 0,
-                cqe_sq_head: 0,
-                cqe_at: 0,
-                hmb: false,
-                vq: NO_VQ,
-                app_prio: io.prio,
-            });
+            let r = self.reqs.insert(Request::new(t, io, issue, hctx));
             let t0 = cur;
             // The urgent path: a request of the HMB's class goes around the
             // queues (trims have no data to stage and take the normal path).
@@ -1230,6 +1290,14 @@ impl Machine {
             th.stats.finish(cur, th.usr_ns, th.sys_ns, th.ctx);
             return true;
         }
+        if let Some(Pause::Quiesce(qs)) = pause {
+            th.quiesce_sleep = Some(qs);
+        }
+        if th.issuing_done {
+            // The job is over: no sleep, only the in-flight I/O to reap.
+            th.quiesce_sleep = None;
+            pause = None;
+        }
         if yielded {
             th.resume_submit = true;
             th.state = ThreadState::Scheduled;
@@ -1239,26 +1307,53 @@ impl Machine {
         } else if !th.completed.is_empty() {
             th.state = ThreadState::Scheduled;
             self.q.schedule(cur, Event::ThreadRun { thread: t });
-        } else if th.inflight > 0 && (th.inflight >= th.depth || th.issuing_done || sleep_until.is_none()) {
+        } else if let Some(qs) = th.quiesce_sleep {
+            if th.inflight > 0 {
+                // io_u_quiesce: blocked in io_getevents until all is reaped.
+                th.state = ThreadState::WaitingIo;
+            } else {
+                // usec_sleep, so waking costs a context switch.
+                th.quiesce_sleep = None;
+                if qs.release_pending {
+                    th.pending_due = Some(0);
+                }
+                let wake = (cur + qs.sleep_ns).min(th.end_ns.max(cur));
+                th.state = if wake > cur {
+                    ThreadState::Waking
+                } else {
+                    ThreadState::Scheduled
+                };
+                self.q.schedule(wake, Event::ThreadRun { thread: t });
+            }
+        } else if let Some(Pause::PollUntil(due)) = pause {
+            // Reap completions as they come (fio 3.36 polls io_getevents in
+            // iolog_delay) and issue the next request at its trace time.
             th.state = ThreadState::WaitingIo;
-        } else if let Some(wake) = sleep_until {
-            let wake = if th.end_ns != Ns::MAX {
-                wake.min(th.end_ns)
-            } else {
-                wake
-            };
-            // thinktime / rate waits sleep (fio's usec_sleep), so waking costs a switch.
-            th.state = if wake > cur {
-                ThreadState::Waking
-            } else {
-                ThreadState::Scheduled
-            };
-            self.q.schedule(wake.max(cur), Event::ThreadRun { thread: t });
+            th.polling = true;
+            let at = due.min(th.end_ns);
+            if th.timer_at != at {
+                th.timer_at = at;
+                self.q.schedule(at, Event::ThreadTimer { thread: t });
+            }
+        } else if th.inflight > 0 {
+            th.state = ThreadState::WaitingIo;
         } else {
             th.state = ThreadState::Scheduled;
             self.q.schedule(cur, Event::ThreadRun { thread: t });
         }
         false
+    }
+
+    /// A polling thread's trace-time timer fires: it runs unless the timer
+    /// is stale (the thread re-armed it for another time or stopped polling).
+    fn thread_timer(&mut self, now: Ns, t: u32) {
+        let th = &mut self.threads[t as usize];
+        if th.timer_at == now && th.polling && th.state == ThreadState::WaitingIo {
+            th.timer_at = Ns::MAX;
+            th.polling = false;
+            th.state = ThreadState::Scheduled;
+            self.q.schedule(now, Event::ThreadRun { thread: t });
+        }
     }
 
     /// A request holds a tag of its hctx: under blk-mq, and under bypass for
@@ -1514,6 +1609,13 @@ impl Machine {
     /// they wait in its completion ring until it gets the tag and returns.
     fn wake(&mut self, at: Ns, t: u32, irq_cpu: u32, tag_grant: bool) {
         let th = &mut self.threads[t as usize];
+        if th.polling && th.state == ThreadState::WaitingIo && !tag_grant {
+            // It is polling for completions: it sees this one at once.
+            th.polling = false;
+            th.state = ThreadState::Scheduled;
+            self.q.schedule(at, Event::ThreadRun { thread: t });
+            return;
+        }
         let asleep = match th.state {
             ThreadState::WaitingIo => true,
             ThreadState::WaitingTag => tag_grant,
@@ -1830,7 +1932,11 @@ impl Machine {
     fn wake_guest_remote(&mut self, at: Ns, t: u32) {
         let th = &mut self.threads[t as usize];
         if th.state == ThreadState::WaitingIo {
-            th.state = ThreadState::Waking;
+            th.state = if std::mem::take(&mut th.polling) {
+                ThreadState::Scheduled
+            } else {
+                ThreadState::Waking
+            };
             self.q.schedule(at, Event::ThreadRun { thread: t });
         }
     }
@@ -2023,17 +2129,20 @@ impl Machine {
             let r = self.reqs.get(cmd);
             (r.hctx as usize, r.io.ddir)
         };
-        let s = &mut self.ctrl.sqs[sq];
-        if s.blocked || !s.waiting.is_empty() {
-            s.held[ddir as usize] += 1;
-            s.waiting.push_back(cmd);
+        let blocked = {
+            let s = &self.ctrl.sqs[sq];
+            s.blocked || !s.waiting.is_empty()
+        };
+        if blocked {
+            self.ctrl.sqs[sq].held[ddir as usize] += 1;
+        } else if self.try_start(now, cmd) {
             return;
         }
-        if !self.try_start(now, cmd) {
-            let s = &mut self.ctrl.sqs[sq];
-            s.waiting.push_back(cmd);
-            s.set_blocked(now, true);
-        }
+        self.wait_seq += 1;
+        self.reqs.get_mut(cmd).wait_seq = self.wait_seq;
+        let s = &mut self.ctrl.sqs[sq];
+        s.waiting.push_back(cmd);
+        s.set_blocked(now, true);
     }
 
     /// Start a decoded command; false if it cannot start now (in-order
@@ -2136,19 +2245,30 @@ impl Machine {
             }
             self.hmb.waiting.pop_front();
         }
+        // Waiting commands get the freed space in the order they arrived,
+        // whatever their SQ: the oldest waiting command of all blocked SQs
+        // goes first, and nothing overtakes it while it cannot start (a
+        // firmware's single internal command queue, served in fetch order).
         let mut any = false;
-        for sq in 0..self.ctrl.sqs.len() {
-            if !self.ctrl.sqs[sq].blocked {
-                continue;
-            }
-            while let Some(&cmd) = self.ctrl.sqs[sq].waiting.front() {
-                if !self.try_start(now, cmd) {
-                    break;
+        loop {
+            let mut oldest: Option<(u64, usize)> = None;
+            for (sq, s) in self.ctrl.sqs.iter().enumerate() {
+                if let (true, Some(&cmd)) = (s.blocked, s.waiting.front()) {
+                    let seq = self.reqs.get(cmd).wait_seq;
+                    if oldest.is_none_or(|(o, _)| seq < o) {
+                        oldest = Some((seq, sq));
+                    }
                 }
-                self.ctrl.sqs[sq].waiting.pop_front();
             }
-            if self.ctrl.sqs[sq].waiting.is_empty() {
-                self.ctrl.sqs[sq].set_blocked(now, false);
+            let Some((_, sq)) = oldest else { break };
+            let cmd = *self.ctrl.sqs[sq].waiting.front().unwrap();
+            if !self.try_start(now, cmd) {
+                break;
+            }
+            let s = &mut self.ctrl.sqs[sq];
+            s.waiting.pop_front();
+            if s.waiting.is_empty() {
+                s.set_blocked(now, false);
                 any = true;
             }
         }

@@ -16,6 +16,8 @@ pub use results::{run, RunOutput};
 pub enum Event {
     /// A fio thread gets the CPU (to reap, submit, or finish).
     ThreadRun { thread: u32 },
+    /// A thread polling for completions reaches its next trace request's time.
+    ThreadTimer { thread: u32 },
     /// An SQ tail doorbell write reached the controller, covering `n` new SQEs.
     SqDoorbell { sq: u32, n: u32 },
     /// The controller's fetch engine is free to arbitrate again.

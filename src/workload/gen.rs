@@ -599,6 +599,12 @@ impl IoGenerator {
         self.rate_iops.iter().any(|&r| r > 0) || self.replay.as_ref().is_some_and(|r| r.timed)
     }
 
+    /// Whether the I/Os come from a trace replayed in open loop (each due at
+    /// its trace time), as opposed to `rate_iops` pacing.
+    pub fn is_timed_replay(&self) -> bool {
+        self.replay.as_ref().is_some_and(|r| r.timed)
+    }
+
     /// `rate_iops` pacing, fio's linear rate process: the n-th I/O of a
     /// direction is due `n / rate` seconds after the first rated I/O of the
     /// job. Call once per I/O, just before issuing it, with the current time;
