@@ -223,6 +223,14 @@ pub struct DeviceConfig {
     /// blk-mq: hardware queues to use (0 = as many as the queue map and device allow).
     #[serde(default)]
     pub hw_queues: u32,
+    /// The block layer's largest request in KiB (`/sys/block/*/queue/max_sectors_kb`):
+    /// a bio above it, or above the driver's `max_hw_sectors`, is split into
+    /// several requests that complete together. Absent: Linux's default,
+    /// BLK_DEF_MAX_SECTORS (include/linux/blkdev.h): 2560 sectors = 1280 KiB
+    /// since commit d2be537c3ba3 (Linux 4.3), 1024 sectors = 512 KiB before it,
+    /// the value the legacy `single-queue` layer of those kernels used.
+    #[serde(default)]
+    pub max_sectors_kb: Option<u32>,
     /// Which hardware queue a request goes to (`nvmesim run --queue-map` overrides the policy).
     #[serde(default)]
     pub queue_map: QueueMapConfig,
@@ -431,6 +439,34 @@ pub struct NvmeConfig {
     /// Firmware time to post one completion (build CQE, update head pointers).
     #[serde(default)]
     pub firmware_ns_per_completion: u64,
+    /// Maximum Data Transfer Size (Identify Controller MDTS) in bytes: the
+    /// largest command the controller takes; 0 = no limit reported, and then
+    /// the Linux driver's own cap, NVME_MAX_KB_SZ = 4096 KiB
+    /// (drivers/nvme/host/pci.c), bounds `max_hw_sectors`.
+    #[serde(default)]
+    pub mdts_bytes: u64,
+}
+
+/// Linux drivers/nvme/host/pci.c: NVME_MAX_KB_SZ = 4096, the driver's cap on
+/// `max_hw_sectors` whatever the controller's MDTS.
+pub const NVME_DRIVER_MAX_BYTES: u64 = 4096 * 1024;
+
+impl DeviceConfig {
+    /// The largest request the host sends this device: the block layer's
+    /// `max_sectors_kb`, within the driver's `max_hw_sectors` (MDTS, capped
+    /// by the nvme driver). Larger bios are split.
+    pub fn max_request_bytes(&self) -> u64 {
+        let soft = match self.max_sectors_kb {
+            Some(kb) => u64::from(kb) * 1024,
+            None if self.block_layer == BlockLayerKind::SingleQueue => 512 * 1024,
+            None => 1280 * 1024,
+        };
+        let hw = match self.nvme.mdts_bytes {
+            0 => NVME_DRIVER_MAX_BYTES,
+            m => m.min(NVME_DRIVER_MAX_BYTES),
+        };
+        soft.min(hw).max(4096)
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -166,6 +166,11 @@ struct Request {
     /// When the command joined its SQ's waiting list in the controller
     /// (arrival order, for granting freed write-buffer space fairly).
     wait_seq: u64,
+    /// The bio this request is a part of, when the block layer split a bio
+    /// larger than the largest request (`NO_BIO`: not a part).
+    split_of: u32,
+    /// A split bio: its parts not completed yet.
+    parts_left: u32,
 }
 
 impl Request {
@@ -187,6 +192,8 @@ impl Request {
             vq: NO_VQ,
             app_prio: io.prio,
             wait_seq: 0,
+            split_of: NO_BIO,
+            parts_left: 0,
         }
     }
 }
@@ -254,6 +261,12 @@ pub struct OccupancySample {
     pub unseen: u64,
 }
 
+/// Events at one simulated instant after which the run counts as stalled
+/// (a livelock: simulated time no longer advances). ESTIMATE: far above any
+/// real burst (a million I/Os completing at one instant is ~10 million
+/// events), far below a hang a user would wait for (~10 s of CPU).
+const STALL_EVENTS: u64 = 50_000_000;
+
 /// fio 3.33 checks steady state every STEADYSTATE_MSEC = 1000 ms (steadystate.h).
 const SS_INTERVAL_NS: Ns = 1_000_000_000;
 
@@ -295,6 +308,9 @@ pub struct Thread {
     polling: bool,
     /// When the armed trace-time timer fires (`Ns::MAX`: none armed).
     timer_at: Ns,
+    /// A bio being split: (the bio's request, offset of its next part).
+    /// Set while the thread sleeps for a tag in the middle of its parts.
+    split: Option<(u32, u64)>,
     tag_req: Option<u32>,
     think_ns: Ns,
     think_blocks: u32,
@@ -379,6 +395,13 @@ pub struct Machine {
     pub hmb: HmbState,
     /// Commands that joined a waiting list so far (their arrival order).
     wait_seq: u64,
+    /// Periodic sampler events (occupancy, steady state) in the queue.
+    samplers: u32,
+    /// The run stopped because simulated time stood still (a livelock).
+    pub stalled: bool,
+    /// The largest request the block layer sends (max_sectors_kb within the
+    /// driver's max_hw_sectors); larger bios are split.
+    max_rq_bytes: u64,
     /// Virtual machines: vCPUs, virtqueues, IOThreads.
     pub vms: crate::virt::Vms,
     virt: crate::virt::VirtNs,
@@ -667,7 +690,18 @@ impl Machine {
         // dispatches; an NVMe driver behind the legacy queue takes as many
         // as its one queue has tags.
         let driver_depth = if null_dev { u32::MAX } else { tag_depth };
-        let rq = RequestQueue::new(Elevator::new(cfg.device.elevator), cfg.device.nr_requests, driver_depth);
+        if cfg.device.max_sectors_kb.is_some_and(|kb| kb < 4) {
+            return Err(format!(
+                "[device] max_sectors_kb = {}: must be at least 4 (one 4 KiB page)",
+                cfg.device.max_sectors_kb.unwrap_or(0)
+            ));
+        }
+        let max_rq_bytes = cfg.device.max_request_bytes();
+        let rq = RequestQueue::new(
+            Elevator::new(cfg.device.elevator, max_rq_bytes),
+            cfg.device.nr_requests,
+            driver_depth,
+        );
         let expected_end = threads
             .iter()
             .map(|t| t.end_ns)
@@ -741,6 +775,9 @@ impl Machine {
             occupancy: Vec::new(),
             hmb,
             wait_seq: 0,
+            samplers: 0,
+            stalled: false,
+            max_rq_bytes,
             vms,
             virt: crate::virt::VirtNs::new(&cfg.host.virt, cfg.host.clock_ghz),
             cfg,
@@ -838,6 +875,7 @@ impl Machine {
             quiesce_sleep: None,
             polling: false,
             timer_at: Ns::MAX,
+            split: None,
             tag_req: None,
             think_ns: spec.thinktime_ns,
             think_blocks: spec.thinktime_blocks.max(1),
@@ -885,8 +923,17 @@ impl Machine {
             }
             return;
         }
-        self.q
-            .schedule(now + SS_INTERVAL_NS, Event::SteadyStateSample { tracker: k });
+        self.schedule_sampler(now + SS_INTERVAL_NS, Event::SteadyStateSample { tracker: k });
+    }
+
+    /// Schedule a periodic sampler's next event, unless samplers are all
+    /// that is left to happen: then nothing can ever complete again (the run
+    /// is over or stuck), and sampling on would only spin simulated time.
+    fn schedule_sampler(&mut self, at: Ns, ev: Event) {
+        if self.q.len() > self.samplers as usize {
+            self.samplers += 1;
+            self.q.schedule(at, ev);
+        }
     }
 
     fn start_barrier(&mut self, now: Ns, jobs: &FioJobFile) {
@@ -919,6 +966,7 @@ impl Machine {
             let first = self.ss[k].members[0] as usize;
             if self.threads[first].barrier == self.barrier_now {
                 self.ss[k].start_ns = now;
+                self.samplers += 1;
                 self.q
                     .schedule(now + SS_INTERVAL_NS, Event::SteadyStateSample { tracker: k as u32 });
             }
@@ -943,13 +991,24 @@ impl Machine {
             self.q.schedule(at, Event::AdminSubmit { cmd: k as u32 });
         }
         if self.occ_interval > 0 {
+            self.samplers += 1;
             self.q.schedule(self.occ_interval, Event::OccupancySample);
         }
         self.start_barrier(0, jobs);
         let mut live = self.threads.iter().filter(|t| t.barrier == 0).count();
         let mut tick = 0u32;
+        let (mut last_now, mut same_time) = (Ns::MAX, 0u64);
         while let Some((now, ev)) = self.q.pop() {
             self.lenv.floor = now;
+            if now == last_now {
+                same_time += 1;
+                if same_time > STALL_EVENTS {
+                    self.stalled = true;
+                    break;
+                }
+            } else {
+                (last_now, same_time) = (now, 0);
+            }
             match ev {
                 Event::ThreadRun { thread } => {
                     if self.thread_run(now, thread) {
@@ -1009,7 +1068,10 @@ impl Machine {
                 }
                 Event::CqePost { cmd } => self.post_cqe(now, cmd),
                 Event::Irq { qp } => self.irq(now, qp),
-                Event::SteadyStateSample { tracker } => self.steadystate_sample(now, tracker),
+                Event::SteadyStateSample { tracker } => {
+                    self.samplers -= 1;
+                    self.steadystate_sample(now, tracker)
+                }
                 Event::AdminSubmit { cmd } => self.admin_submit(now, cmd),
                 Event::AdminDoorbell => {
                     self.ctrl.admin.doorbelled += 1;
@@ -1050,8 +1112,9 @@ impl Machine {
                 Event::GuestIrq { vq } => self.guest_irq(now, vq),
                 Event::AdminExecute { cmd } => self.admin_execute(now, cmd),
                 Event::OccupancySample => {
+                    self.samplers -= 1;
                     self.sample_occupancy(now);
-                    self.q.schedule(now + self.occ_interval, Event::OccupancySample);
+                    self.schedule_sampler(now + self.occ_interval, Event::OccupancySample);
                 }
                 Event::AdminIrq { cmd } => {
                     let ns = self.costs.irq_entry_ns + self.costs.cqe_handle_ns;
@@ -1109,7 +1172,9 @@ impl Machine {
                 th.gen.restart_accounting();
             }
         }
-        // A request that was waiting for a tag now has one: finish submitting it.
+        // A request that was waiting for a tag now has one: finish submitting
+        // it, and the rest of its bio's parts if the block layer split it.
+        let mut blocked_tag = false;
         if let Some(r) = self.threads[ti].tag_req.take() {
             let t0 = cur;
             cur = if self.threads[ti].vcpu == NO_VCPU {
@@ -1117,17 +1182,30 @@ impl Machine {
             } else {
                 self.guest_submit_with_tag(cur, cpu, r)
             };
+            if self.threads[ti].split.is_some() {
+                match self.submit_parts(cur, cpu, t) {
+                    Ok(done) => cur = done,
+                    Err((at, part)) => {
+                        cur = at;
+                        self.threads[ti].tag_req = Some(part);
+                        blocked_tag = true;
+                    }
+                }
+            }
             let th = &mut self.threads[ti];
             th.sys_ns += cur - t0;
-            th.inflight += 1;
-            th.stats.record_iodepth(th.inflight);
+            if !blocked_tag {
+                th.inflight += 1;
+                th.stats.record_iodepth(th.inflight);
+            }
         }
         // Reap everything that has completed (not between two submissions
-        // of one round: fio reaps when the queue is full or the round ends).
+        // of one round: fio reaps when the queue is full or the round ends;
+        // not while asleep for a tag in the middle of a split bio).
         if !resuming {
             self.threads[ti].in_batch = 0;
         }
-        if !resuming && !self.threads[ti].completed.is_empty() {
+        if !resuming && !blocked_tag && !self.threads[ti].completed.is_empty() {
             let n = self.threads[ti].completed.len() as u64;
             if !self.threads[ti].sync && !self.threads[ti].null_engine {
                 cur += c.reap_syscall_ns;
@@ -1153,10 +1231,10 @@ impl Machine {
             self.threads[ti].issuing_done = true;
         }
         // Submit until the queue is full (nothing while quiescing).
-        let mut blocked_tag = false;
         let mut pause: Option<Pause> = None;
         let mut yielded = false;
-        while !self.threads[ti].issuing_done
+        while !blocked_tag
+            && !self.threads[ti].issuing_done
             && self.threads[ti].inflight < self.threads[ti].depth
             && self.threads[ti].quiesce_sleep.is_none()
         {
@@ -1246,21 +1324,24 @@ impl Machine {
             let hctx = self.map.hw_queue(cpu, io.ddir, io.prio);
             let r = self.reqs.insert(Request::new(t, io, issue, hctx));
             let t0 = cur;
-            // The urgent path: a request of the HMB's class goes around the
-            // queues (trims have no data to stage and take the normal path).
             let guest = self.threads[ti].vcpu != NO_VCPU;
-            let urgent = !guest && self.hmb.enabled && self.hmb.is_urgent(io.prio) && io.ddir != Ddir::Trim;
-            let submitted = match urgent.then(|| self.hmb_submit(cur, r)).flatten() {
-                Some(done) => Ok(done),
-                None if guest => self.guest_submit(cur, cpu, t, r),
-                None => self.submit_bio(cur, cpu, r),
+            let submitted = if guest {
+                self.guest_submit(cur, cpu, t, r).map_err(|at| (at, r))
+            } else if io.ddir != Ddir::Trim && u64::from(io.len) > self.max_rq_bytes {
+                // blk_queue_split: the bio goes down as parts of at most
+                // max_sectors_kb each, and completes when they all have.
+                self.reqs.get_mut(r).parts_left = u64::from(io.len).div_ceil(self.max_rq_bytes) as u32;
+                self.threads[ti].split = Some((r, io.offset));
+                self.submit_parts(cur, cpu, t)
+            } else {
+                self.submit_host(cur, cpu, r).map_err(|at| (at, r))
             };
             match submitted {
                 Ok(done) => cur = done,
-                Err(at) => {
+                Err((at, waiting)) => {
                     self.threads[ti].sys_ns += at - t0;
                     cur = at;
-                    self.threads[ti].tag_req = Some(r);
+                    self.threads[ti].tag_req = Some(waiting);
                     blocked_tag = true;
                     break;
                 }
@@ -1354,6 +1435,66 @@ impl Machine {
             th.state = ThreadState::Scheduled;
             self.q.schedule(now, Event::ThreadRun { thread: t });
         }
+    }
+
+    /// A host bio enters the stack: the urgent path if its priority class
+    /// is the HMB's (trims have no data to stage and take the normal path),
+    /// else the block layer. Err(time) when it must sleep for a tag.
+    fn submit_host(&mut self, cur: Ns, cpu: u32, r: u32) -> Result<Ns, Ns> {
+        let io = self.reqs.get(r).io;
+        let urgent = self.hmb.enabled && self.hmb.is_urgent(io.prio) && io.ddir != Ddir::Trim;
+        match urgent.then(|| self.hmb_submit(cur, r)).flatten() {
+            Some(done) => Ok(done),
+            None => self.submit_bio(cur, cpu, r),
+        }
+    }
+
+    /// blk_queue_split: submit the parts of thread `t`'s split bio still to
+    /// go (`Thread::split`), each a request of at most `max_rq_bytes` that
+    /// takes its own way down (and its own tag). Err((time, part)) when a
+    /// part must sleep for a tag; the parts after it wait in `split`.
+    fn submit_parts(&mut self, mut cur: Ns, cpu: u32, t: u32) -> Result<Ns, (Ns, u32)> {
+        while let Some((bio, off)) = self.threads[t as usize].split {
+            let (io, issue, hctx) = {
+                let b = self.reqs.get(bio);
+                (b.io, b.issue_ns, b.hctx)
+            };
+            let end = io.offset + u64::from(io.len);
+            let len = (end - off).min(self.max_rq_bytes);
+            self.threads[t as usize].split = (off + len < end).then_some((bio, off + len));
+            if off > io.offset {
+                // bio_split allocates the next part's bio.
+                cur += self.costs.bio_setup_ns;
+            }
+            let part_io = Io {
+                offset: off,
+                len: len as u32,
+                ..io
+            };
+            let part = self.reqs.insert(Request {
+                split_of: bio,
+                ..Request::new(t, part_io, issue, hctx)
+            });
+            cur = self.submit_host(cur, cpu, part).map_err(|at| (at, part))?;
+            if self.threads[t as usize].split.is_none() {
+                // fio's submission of the bio ends with its last part.
+                self.reqs.get_mut(bio).submit_ns = cur;
+            }
+        }
+        Ok(cur)
+    }
+
+    /// Request `r` of a host thread completed: the fio I/O it finishes, if
+    /// any (a part of a split bio finishes the bio with its last part).
+    fn host_io_done(&mut self, r: u32) -> Option<u32> {
+        let bio = self.reqs.get(r).split_of;
+        if bio == NO_BIO {
+            return Some(r);
+        }
+        self.reqs.remove(r);
+        let b = self.reqs.get_mut(bio);
+        b.parts_left -= 1;
+        (b.parts_left == 0).then_some(bio)
     }
 
     /// A request holds a tag of its hctx: under blk-mq, and under bypass for
@@ -1546,8 +1687,8 @@ impl Machine {
             if self.reqs.get(b).vq != NO_VQ {
                 // The AIO completion goes to the IOThread that submitted it.
                 self.iothread_aio_complete(cur, b, cpu);
-            } else {
-                self.threads[thread as usize].completed.push_back(b);
+            } else if let Some(done) = self.host_io_done(b) {
+                self.threads[thread as usize].completed.push_back(done);
                 self.wake(cur, thread, cpu, false);
             }
             if next == NO_BIO {
@@ -1944,6 +2085,63 @@ impl Machine {
     /// Requests submitted and not yet reaped by their thread.
     pub fn outstanding_requests(&self) -> usize {
         self.reqs.len()
+    }
+
+    /// After [`Self::run`]: an error if the run ended with I/O outstanding
+    /// (nothing left that could complete it, or simulated time stood still),
+    /// saying in which layer the requests are stuck. Such a run is not a
+    /// result.
+    pub fn check_drained(&self) -> Result<(), String> {
+        let unfinished = self
+            .threads
+            .iter()
+            .filter(|t| !matches!(t.state, ThreadState::Done | ThreadState::NotStarted))
+            .count();
+        if self.reqs.is_empty() && unfinished == 0 && !self.stalled {
+            return Ok(());
+        }
+        let mut why = Vec::new();
+        let waiting: Vec<u32> = self.ctrl.sqs.iter().flat_map(|s| s.waiting.iter().copied()).collect();
+        if let Some(&oldest) = waiting.iter().min_by_key(|&&c| self.reqs.get(c).wait_seq) {
+            let need = u64::from(self.reqs.get(oldest).dev_len);
+            let cap = self.ssd.as_ref().map_or(0, |s| s.cache.capacity);
+            why.push(format!(
+                "{} commands wait in the controller for write-buffer space (the oldest needs {need} bytes, the buffer holds {cap})",
+                waiting.len()
+            ));
+        }
+        if !self.hmb.waiting.is_empty() {
+            why.push(format!(
+                "{} HMB commands wait for write-buffer space",
+                self.hmb.waiting.len()
+            ));
+        }
+        let tag_waits = self
+            .threads
+            .iter()
+            .filter(|t| t.state == ThreadState::WaitingTag)
+            .count();
+        if tag_waits > 0 {
+            why.push(format!("{tag_waits} threads sleep for a block-layer tag or request"));
+        }
+        if self.dev_outstanding > 0 {
+            why.push(format!("{} commands are in the device", self.dev_outstanding));
+        }
+        Err(format!(
+            "the simulation stopped at {:.6} s with {} requests outstanding and {unfinished} jobs unfinished{}: {}; this is a model defect or a configuration the model cannot run, not a result",
+            self.q.now() as f64 / 1e9,
+            self.reqs.len(),
+            if self.stalled {
+                " (simulated time stood still)"
+            } else {
+                ""
+            },
+            if why.is_empty() {
+                "no layer holds them".to_string()
+            } else {
+                why.join("; ")
+            }
+        ))
     }
 
     // -------------------------------------------------------------- device

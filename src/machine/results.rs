@@ -30,6 +30,7 @@ pub fn run(
 ) -> Result<RunOutput, String> {
     let mut m = Machine::new(cfg, jobs, opts)?;
     let end = m.run(jobs, progress);
+    m.check_drained()?;
     if std::env::var("NVMESIM_DEBUG").is_ok() {
         eprintln!("{}", m.debug_state());
     }

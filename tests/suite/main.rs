@@ -12,5 +12,6 @@ mod host_scale;
 mod invariants;
 mod occupancy;
 mod queue_policies;
+mod split;
 mod sweep;
 mod virt;

@@ -28,7 +28,8 @@ const WRITES_STARVED: u32 = 2;
 /// deadline-iosched.c: fifo_batch = 16.
 const FIFO_BATCH: u32 = 16;
 /// include/linux/blkdev.h: BLK_DEF_MAX_SECTORS = 1024 (512 KiB), the
-/// max_sectors_kb a queue starts with in the 3.x kernels of the study.
+/// max_sectors_kb a queue starts with in the 3.x kernels of the study (the
+/// default of `[device] max_sectors_kb` under the legacy layer).
 pub const MAX_REQUEST_BYTES: u64 = 512 * 1024;
 
 #[derive(Debug, Clone, Copy)]
@@ -55,12 +56,15 @@ pub struct Elevator {
     next_rq: Option<(usize, u64, u32)>,
     batching: u32,
     starved: u32,
+    max_request_bytes: u64,
 }
 
 impl Elevator {
-    pub fn new(kind: ElevatorKind) -> Self {
+    /// An elevator whose merges stop at `max_request_bytes` (max_sectors_kb).
+    pub fn new(kind: ElevatorKind, max_request_bytes: u64) -> Self {
         Elevator {
             kind,
+            max_request_bytes,
             entries: HashMap::new(),
             by_end: HashMap::new(),
             by_start: HashMap::new(),
@@ -86,7 +90,7 @@ impl Elevator {
         if dir > 1 {
             return None;
         }
-        let fits = |e: &Entry| e.end - e.start + len <= MAX_REQUEST_BYTES && e.dir == dir;
+        let fits = |e: &Entry| e.end - e.start + len <= self.max_request_bytes && e.dir == dir;
         if let Some(&r) = self.by_end.get(&start) {
             if fits(&self.entries[&r]) {
                 return Some((r, false));
@@ -236,7 +240,7 @@ mod tests {
 
     #[test]
     fn noop_is_fifo_and_back_merges() {
-        let mut e = Elevator::new(ElevatorKind::Noop);
+        let mut e = Elevator::new(ElevatorKind::Noop, MAX_REQUEST_BYTES);
         e.add(1, 0, 8192, 4096, 0);
         e.add(2, 1, 0, 4096, 0);
         assert_eq!(e.find_merge(0, 12288, 4096), Some((1, false)));
@@ -255,7 +259,7 @@ mod tests {
 
     #[test]
     fn read_first_serves_reads_before_writes() {
-        let mut e = Elevator::new(ElevatorKind::ReadFirst);
+        let mut e = Elevator::new(ElevatorKind::ReadFirst, MAX_REQUEST_BYTES);
         e.add(1, 1, 0, 4096, 0);
         e.add(2, 0, 1 << 20, 4096, 0);
         e.add(3, 1, 2 << 20, 4096, 0);
@@ -266,7 +270,7 @@ mod tests {
 
     #[test]
     fn deadline_sorts_batches_front_merges_and_honours_expiry() {
-        let mut e = Elevator::new(ElevatorKind::Deadline);
+        let mut e = Elevator::new(ElevatorKind::Deadline, MAX_REQUEST_BYTES);
         for (i, off) in [5u64, 1, 3, 2, 4].iter().enumerate() {
             e.add(i as u32 + 1, 0, off << 20, 4096, 0);
         }
@@ -278,7 +282,7 @@ mod tests {
         let rest: Vec<u32> = std::iter::from_fn(|| e.dispatch(0).map(|d| d.0)).collect();
         assert_eq!(rest, vec![2, 4, 3, 5]);
         // Writes are not starved forever: after two read batches a write goes.
-        let mut e = Elevator::new(ElevatorKind::Deadline);
+        let mut e = Elevator::new(ElevatorKind::Deadline, MAX_REQUEST_BYTES);
         e.add(100, 1, 0, 4096, 0);
         let mut id = 0;
         let mut served_write_after = None;
@@ -293,7 +297,7 @@ mod tests {
         let n = served_write_after.expect("write served");
         assert!(n <= 2 * FIFO_BATCH + 2, "write waited {n} dispatches");
         // An expired read FIFO head jumps the sector order.
-        let mut e = Elevator::new(ElevatorKind::Deadline);
+        let mut e = Elevator::new(ElevatorKind::Deadline, MAX_REQUEST_BYTES);
         e.add(1, 0, 10 << 20, 4096, 0);
         e.add(2, 0, 20 << 20, 4096, 0);
         assert_eq!(e.dispatch(0).map(|d| d.0), Some(1));
