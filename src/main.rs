@@ -20,7 +20,7 @@ use std::time::Instant;
     long_about = "nvmesim simulates fio jobs on a modelled machine: application threads on host CPUs, \
 the Linux blk-mq block layer and NVMe driver, the PCIe link, the NVMe controller and an SSD \
 (write cache, FTL, GC, channels, dies). Give it a fio job file; get fio's own output back.\n\n\
-Examples:\n  nvmesim run examples/randread-qd32.fio\n  nvmesim run job.fio --device samsung-pm1725a --output-format json --output out.json --seed 7\n  \
+Examples:\n  nvmesim run examples/randread-qd32.fio\n  nvmesim run --name=r --rw=randread --bs=4k --iodepth=32 --ioengine=libaio --runtime=1s --time_based --minimal\n  nvmesim run a.fio - b.fio --section=warm --status-interval=100ms --output-format=terse,json\n  nvmesim run job.fio --device samsung-pm1725a --output-format json --output out.json --seed 7\n  \
 nvmesim run job.fio --config my-machine.toml\n  nvmesim presets\n  nvmesim scenario run datasheet\n  nvmesim scenario run blk-mq --quick\n  nvmesim bench"
 )]
 struct Cli {

@@ -413,7 +413,12 @@ fn status_interval_prints_periodic_output_in_simulated_time() {
 fn progress_line_shows_the_simulated_run() {
     // Long enough (300 ms simulated) for the engine to report progress mid-run.
     let o = nvmesim()
-        .args(["--filename=/dev/nvme0n1", "--size=64m", "--runtime=300ms", "--time_based"])
+        .args([
+            "--filename=/dev/nvme0n1",
+            "--size=64m",
+            "--runtime=300ms",
+            "--time_based",
+        ])
         .args([
             "--name=p",
             "--rw=randread",

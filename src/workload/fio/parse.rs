@@ -34,6 +34,13 @@
 //! `thinktime` is microseconds. Undefined `${VAR}`s are an error (fio 3.33
 //! fails on them too, e.g. `fio: failed parsing bs=${MYBS}`).
 //!
+//! Several inputs parse together as fio reads them ([`parse_inputs`]): the
+//! command line's jobs first, then each job file; the second and later files
+//! start from fresh `[global]` defaults and stonewall their first job.
+//! `include FILE` lines (inside a section) read FILE as given, else next to
+//! the including file; `$pagesize` and `$ncpus` (the simulated host's) are
+//! replaced and the value evaluated as integer arithmetic, as fio's bc step.
+//!
 //! ## fio's bad / edge-case job files (`fio-reference/bad-jobs/`)
 //!
 //! | file | fio 3.33 (`RESULTS.md`) | nvmesim |
