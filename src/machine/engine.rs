@@ -877,7 +877,8 @@ impl Machine {
     }
 
     /// Run to the end of the last job. Returns the simulated end time.
-    /// `progress` is called now and then with (simulated now, expected end).
+    /// `progress` sees the machine and the simulated time every 65,536 events
+    /// and at each `Event::StatusTick`.
     pub fn run(&mut self, jobs: &FioJobFile, progress: &mut dyn FnMut(&Machine, Ns)) -> Ns {
         if let Some(ssd) = self.ssd.as_mut() {
             ssd.kick_all(0, &mut self.q);
