@@ -20,7 +20,7 @@ use std::time::Instant;
     long_about = "nvmesim simulates fio jobs on a modelled machine: application threads on host CPUs, \
 the Linux blk-mq block layer and NVMe driver, the PCIe link, the NVMe controller and an SSD \
 (write cache, FTL, GC, channels, dies). Give it a fio job file; get fio's own output back.\n\n\
-Examples:\n  nvmesim run examples/randread-qd32.fio\n  nvmesim run job.fio --device samsung-pm1725a --output-format json --output out.json --seed 7\n  \
+Examples:\n  nvmesim run examples/randread-qd32.fio\n  nvmesim run --name=r --rw=randread --bs=4k --iodepth=32 --ioengine=libaio --runtime=1s --time_based --minimal\n  nvmesim run a.fio - b.fio --section=warm --status-interval=100ms --output-format=terse,json\n  nvmesim run job.fio --device samsung-pm1725a --output-format json --output out.json --seed 7\n  \
 nvmesim run job.fio --config my-machine.toml\n  nvmesim presets\n  nvmesim scenario run datasheet\n  nvmesim scenario run blk-mq --quick\n  nvmesim bench"
 )]
 struct Cli {
@@ -30,7 +30,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Simulate a fio job file and print fio's output.
+    /// Simulate fio jobs (job files, `-` for stdin, fio's --name=... command-line jobs) and print fio's output.
     Run(Box<RunArgs>),
     /// List the built-in host and device presets.
     Presets,
@@ -165,26 +165,59 @@ fn parse_weights(s: &str) -> Result<String, String> {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// fio job file run on the host (may be left out when the config's [[vm]] tables bring guest jobs).
-    job: Option<PathBuf>,
+    /// fio job files run on the host, in order (`-` reads one from standard input). fio's own
+    /// command-line jobs may come with them: `--name=NAME --OPTION=VALUE ...` (each --name starts a
+    /// job; fio options before the first --name are global). Both may be left out when the config's
+    /// [[vm]] tables bring guest jobs.
+    #[arg(value_name = "JOBFILE")]
+    jobs: Vec<String>,
+    /// fio job options from the command line (`--name=x --rw=read`), set by `split_fio_args`.
+    #[arg(skip)]
+    job_options: JobOptions,
     #[command(flatten)]
     machine: MachineArgs,
-    /// Output format(s), comma separated, as fio: normal, json, json+.
+    /// Output format(s), comma separated, as fio: normal, json, json+, terse (also minimal, csv).
     #[arg(long, default_value = "normal", value_name = "FMT")]
     output_format: String,
+    /// fio --minimal: terse output (as --output-format=terse).
+    #[arg(long)]
+    minimal: bool,
+    /// Terse output version (fio --terse-version; nvmesim writes version 3).
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    terse_version: u32,
     /// Write the output to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Only run the job section NAME of the job files (repeatable; fio --section).
+    #[arg(long, value_name = "NAME")]
+    section: Vec<String>,
+    /// Parse the jobs and exit (fio --parse-only).
+    #[arg(long)]
+    parse_only: bool,
+    /// Print the job files as fio command lines and exit (fio --showcmd).
+    #[arg(long)]
+    showcmd: bool,
+    /// Print the full output every TIME of simulated time too, in the chosen format(s)
+    /// (fio --status-interval; TIME as fio: 10s, 500ms; no unit: seconds).
+    #[arg(long, value_name = "TIME")]
+    status_interval: Option<String>,
+    /// Progress line on stderr: auto (when stderr is a terminal), always, never (fio --eta).
+    #[arg(long, default_value = "auto", value_name = "WHEN")]
+    eta: String,
+    /// Start a new progress line every TIME of simulated time instead of redrawing one (fio --eta-newline).
+    #[arg(long, value_name = "TIME")]
+    eta_newline: Option<String>,
     /// Seed of every random stream (same seed, same inputs: same bytes out).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Turn on the device's verify mode (also on when a job sets `verify`).
+    /// Turn on the device's verify mode (also on when a job sets `verify`). Not fio's --verify=METHOD,
+    /// which is the job option.
     #[arg(long)]
     verify: bool,
     /// Directory for write_lat_log/write_bw_log/write_iops_log files (fio writes them to the working directory).
     #[arg(long, value_name = "DIR", default_value = ".")]
     log_dir: PathBuf,
-    /// No progress bar.
+    /// No progress line (as --eta=never).
     #[arg(long, short)]
     quiet: bool,
     /// End the run when these jobs (comma-separated names) have finished: the other jobs then stop
@@ -199,6 +232,177 @@ struct RunArgs {
     /// LOG_DIR/nvmesim_occupancy.log: time, SQ, true entries, the driver's estimate, unseen completions.
     #[arg(long, value_name = "MS")]
     occupancy_log: Option<f64>,
+}
+
+/// `nvmesim run` flags that take a value (`--flag VALUE` or `--flag=VALUE`).
+const RUN_VALUE_FLAGS: &[&str] = &[
+    "config",
+    "host",
+    "device",
+    "precondition",
+    "queue-map",
+    "arbitration",
+    "weights",
+    "output-format",
+    "terse-version",
+    "output",
+    "section",
+    "status-interval",
+    "eta",
+    "eta-newline",
+    "seed",
+    "log-dir",
+    "end-with",
+    "ionice",
+    "occupancy-log",
+];
+
+/// `nvmesim run` flags without a value.
+const RUN_BOOL_FLAGS: &[&str] = &["minimal", "parse-only", "showcmd", "verify", "quiet", "help"];
+
+/// fio's client/server options (init.c `l_opts`).
+const FIO_CLIENT_SERVER: &[&str] = &[
+    "server",
+    "client",
+    "remote-config",
+    "daemonize",
+    "server-internal",
+    "trigger-remote",
+];
+
+/// fio's other command-line options (init.c `l_opts`), which nvmesim does not have.
+const FIO_UNSUPPORTED: &[&str] = &[
+    "latency-log",
+    "bandwidth-log",
+    "append-terse",
+    "version",
+    "cmdhelp",
+    "enghelp",
+    "readonly",
+    "eta-interval",
+    "debug",
+    "inflate-log",
+    "alloc-size",
+    "profile",
+    "warnings-fatal",
+    "max-jobs",
+    "cpuclock-test",
+    "crctest",
+    "memcpytest",
+    "idle-prof",
+    "trigger-file",
+    "trigger-timeout",
+    "trigger",
+    "aux-path",
+    "merge-blktrace-only",
+];
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Splits `nvmesim run`'s arguments as fio's getopt_long_only would see them:
+/// nvmesim's own flags and the job files stay for clap; fio job options
+/// (`--name=x`, `--bs 4k`, `-rw=read`, valueless flags like `--time_based`)
+/// come out in order. fio's client/server and other unsupported top-level
+/// options are errors here, before clap could suggest an unrelated flag.
+/// fio job options from the command line: option and value, in order.
+type JobOptions = Vec<(String, Option<String>)>;
+
+fn split_fio_args(args: &[String]) -> Result<(Vec<String>, JobOptions), String> {
+    let mut keep = Vec::new();
+    let mut job = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        if arg == "--" {
+            keep.extend(args[i..].iter().cloned());
+            break;
+        }
+        // Long options: `--key`, and (getopt_long_only) `-key` with two or more letters.
+        let body = match arg.strip_prefix("--") {
+            Some(b) => b,
+            None => match arg.strip_prefix('-') {
+                Some(b) if b.len() >= 2 && !b.starts_with(|c: char| c.is_ascii_digit()) => b,
+                _ => {
+                    keep.push(arg.clone());
+                    continue;
+                }
+            },
+        };
+        let (key, val) = match body.split_once('=') {
+            Some((k, v)) => (k, Some(v.to_string())),
+            None => (body, None),
+        };
+        let next_value = |i: &mut usize| -> Result<String, String> {
+            let v = args
+                .get(*i)
+                .cloned()
+                .ok_or_else(|| format!("option {arg} requires an argument"))?;
+            *i += 1;
+            Ok(v)
+        };
+        if key == "verify" && val.is_some() {
+            // fio's job option verify=METHOD (nvmesim's own --verify takes no value).
+            job.push((key.to_string(), val));
+        } else if RUN_VALUE_FLAGS.contains(&key) {
+            let v = match val {
+                Some(v) => v,
+                None => next_value(&mut i)?,
+            };
+            keep.push(format!("--{key}={v}"));
+        } else if RUN_BOOL_FLAGS.contains(&key) {
+            keep.push(format!("--{body}"));
+        } else if FIO_CLIENT_SERVER.contains(&key) {
+            return Err(format!(
+                "{arg}: fio's client/server mode is not supported: nvmesim simulates the whole machine in \
+                 this process (run `nvmesim run` with the job files instead)"
+            ));
+        } else if FIO_UNSUPPORTED.contains(&key) {
+            let hint = if key == "version" {
+                " (nvmesim --version prints nvmesim's)"
+            } else {
+                ""
+            };
+            return Err(format!("{arg}: fio's --{key} is not supported by nvmesim{hint}"));
+        } else if let Some(takes_value) = fio::cmdline_option(key) {
+            let v = match val {
+                Some(v) => Some(v),
+                None if takes_value => Some(next_value(&mut i)?),
+                None => None,
+            };
+            if takes_value && v.as_deref() == Some("") {
+                return Err(format!("fio: option {key} requires an argument ({arg})"));
+            }
+            job.push((key.to_string(), v));
+        } else {
+            let ours = RUN_VALUE_FLAGS
+                .iter()
+                .chain(RUN_BOOL_FLAGS)
+                .map(|f| (levenshtein(key, f), *f))
+                .min()
+                .filter(|(d, _)| *d <= key.len().div_ceil(3));
+            let hint = match (ours, fio::closest_option(key)) {
+                (Some((_, f)), _) => format!("; did you mean --{f}?"),
+                (None, Some(o)) => format!("; did you mean the fio job option --{o}?"),
+                (None, None) => String::new(),
+            };
+            return Err(format!(
+                "unrecognized option '{arg}' (neither an nvmesim run flag nor a fio job option){hint}"
+            ));
+        }
+    }
+    Ok((keep, job))
 }
 
 fn parse_ionice(s: &str) -> Result<String, String> {
@@ -245,7 +449,25 @@ enum ScenarioCmd {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    let mut job_options = Vec::new();
+    if args.get(1).map(String::as_str) == Some("run") {
+        match split_fio_args(&args[2..]) {
+            Ok((keep, job)) => {
+                args.truncate(2);
+                args.extend(keep);
+                job_options = job;
+            }
+            Err(e) => {
+                eprintln!("nvmesim run: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let mut cli = Cli::parse_from(args);
+    if let Cmd::Run(a) = &mut cli.cmd {
+        a.job_options = job_options;
+    }
     let r = match cli.cmd {
         Cmd::Run(a) => cmd_run(*a),
         Cmd::Presets => cmd_presets(),
@@ -281,29 +503,142 @@ fn main() -> ExitCode {
     }
 }
 
-fn progress_bar(enabled: bool) -> Box<dyn FnMut(u64, u64)> {
-    if !enabled || !std::io::stderr().is_terminal() {
-        return Box::new(|_, _| {});
+/// fio's progress line (eta.c `display_thread_status`) on stderr, for the
+/// simulated run: threads running, their run string, % of the expected
+/// simulated time done, bandwidth and IOPS over the simulated time since the
+/// last line, and the simulated time left. Redrawn at most once a wall-clock
+/// second (fio's default eta interval) with `\r`, or on a new line once
+/// every `newline_ns` of simulated time. Before the run: a line while the
+/// drive is built and preconditioned.
+struct EtaLine {
+    newline_ns: Option<u64>,
+    last_draw: Option<Instant>,
+    last_now: u64,
+    last_bytes: [u64; 3],
+    last_ios: [u64; 3],
+    last_newline: u64,
+    linelen_last: usize,
+    drawn: bool,
+}
+
+/// fio's `update_condensed_str`: runs of one letter as `c(n)`, comma separated.
+fn condensed(run: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut it = run.chars().peekable();
+    while let Some(c) = it.next() {
+        let mut n = 1;
+        while it.peek() == Some(&c) {
+            it.next();
+            n += 1;
+        }
+        out.push(format!("{c}({n})"));
     }
-    let start = Instant::now();
-    let mut bar: Option<indicatif::ProgressBar> = None;
-    Box::new(move |now, end| {
-        if bar.is_none() && start.elapsed().as_secs_f64() > 1.0 {
-            let b = indicatif::ProgressBar::new(end.max(1) / 1_000_000);
-            b.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{spinner} simulated {pos}/{len} ms [{bar:30}] {elapsed} (eta {eta})",
-                )
-                .unwrap()
-                .progress_chars("=> "),
+    out.join(",")
+}
+
+/// eta.c `eta_to_str`.
+fn eta_str(secs: u64) -> String {
+    let (s, m, h, d) = (secs % 60, secs / 60 % 60, secs / 3600 % 24, secs / 86400);
+    let mut out = String::new();
+    if d > 0 {
+        out += &format!("{d:02}d:");
+    }
+    if h > 0 || d > 0 {
+        out += &format!("{h:02}h:");
+    }
+    out + &format!("{m:02}m:{s:02}s")
+}
+
+impl EtaLine {
+    fn new(newline_ns: Option<u64>) -> Self {
+        EtaLine {
+            newline_ns,
+            last_draw: None,
+            last_now: 0,
+            last_bytes: [0; 3],
+            last_ios: [0; 3],
+            last_newline: 0,
+            linelen_last: 0,
+            drawn: false,
+        }
+    }
+
+    fn put(&mut self, mut line: String, now: u64) {
+        let mut newline = false;
+        if let Some(n) = self.newline_ns {
+            if now >= self.last_newline + n {
+                self.last_newline = now;
+                newline = true;
+            }
+        }
+        let len = line.chars().count();
+        if len < self.linelen_last {
+            line.push_str(&" ".repeat(self.linelen_last - len));
+        }
+        self.linelen_last = if newline { 0 } else { len };
+        line.push(if newline { '\n' } else { '\r' });
+        let mut e = std::io::stderr().lock();
+        let _ = e.write_all(line.as_bytes());
+        let _ = e.flush();
+        self.drawn = true;
+    }
+
+    fn update(&mut self, live: &machine::Live, now: u64) {
+        let Some(_) = live.machine else {
+            let line = format!(
+                "nvmesim: building {} and preconditioning it ({}) ...",
+                live.device,
+                precondition_name(live.precondition)
             );
-            bar = Some(b);
+            self.put(line, now);
+            return;
+        };
+        if self.last_draw.is_some_and(|t| t.elapsed().as_millis() < 1000) {
+            return;
         }
-        if let Some(b) = &bar {
-            b.set_length(end.max(now).max(1) / 1_000_000);
-            b.set_position(now / 1_000_000);
+        self.last_draw = Some(Instant::now());
+        let st = live.status(now);
+        let ms = (now.saturating_sub(self.last_now)) / 1_000_000;
+        let mut line = format!("Jobs: {} (f={})", st.running, st.running);
+        if st.running > 0 {
+            let (perc, eta) = if st.expected_end > now && now > 0 {
+                (
+                    format!("{:3.1}%", now as f64 * 100.0 / st.expected_end as f64),
+                    eta_str((st.expected_end - now).div_ceil(1_000_000_000)),
+                )
+            } else {
+                ("-.-%".to_string(), "--".to_string())
+            };
+            line += &format!(": [{}][{perc}]", condensed(&st.run_str));
+            let mut rates = Vec::new();
+            let mut iops = Vec::new();
+            for (d, c) in ['r', 'w', 't'].iter().enumerate() {
+                let (db, di) = (st.io_bytes[d] - self.last_bytes[d], st.ios[d] - self.last_ios[d]);
+                let (bw, io) = (
+                    (db * 1000).checked_div(ms).unwrap_or(0),
+                    (di * 1000).checked_div(ms).unwrap_or(0),
+                );
+                if bw > 0 || io > 0 {
+                    rates.push(format!("{c}={}", report::fio_text::num2str(bw, 4, true, "B/s")));
+                    iops.push(format!("{c}={}", report::fio_text::num2str(io, 4, false, "")));
+                }
+            }
+            if !rates.is_empty() {
+                line += &format!("[{}][{} IOPS]", rates.join(","), iops.join(","));
+            }
+            line += &format!("[eta {eta}]");
         }
-    })
+        self.last_now = now;
+        self.last_bytes = st.io_bytes;
+        self.last_ios = st.ios;
+        self.put(line, now);
+    }
+
+    fn finish(&self) {
+        if self.drawn {
+            eprintln!();
+        }
+    }
 }
 
 fn cmd_app_launch(
@@ -336,10 +671,149 @@ fn cmd_app_launch(
     Ok(())
 }
 
+fn precondition_name(p: Precondition) -> &'static str {
+    match p {
+        Precondition::None => "none",
+        Precondition::Sequential => "sequential",
+        Precondition::WorkingSet => "working-set",
+        Precondition::SteadyState => "steady-state",
+        Precondition::Sustained => "sustained",
+    }
+}
+
+/// The output formats fio's `--output-format` and `--minimal` choose.
+#[derive(Clone, Copy, Default)]
+struct Formats {
+    terse: bool,
+    /// None, "json" or "json+".
+    json: Option<bool>,
+    normal: bool,
+}
+
+impl Formats {
+    /// init.c `parse_output_format`.
+    fn parse(s: &str, minimal: bool) -> Result<Formats, String> {
+        let mut f = Formats::default();
+        for x in s.split(',').map(str::trim) {
+            match x {
+                "normal" => f.normal = true,
+                "json" => f.json = Some(f.json.unwrap_or(false)),
+                "json+" => f.json = Some(true),
+                "terse" | "minimal" | "csv" => f.terse = true,
+                _ => {
+                    return Err(format!(
+                        "--output-format: unknown format '{x}' (normal, json, json+, terse; comma separated)"
+                    ))
+                }
+            }
+        }
+        if minimal {
+            // init.c: --minimal sets the output format to terse.
+            f = Formats {
+                terse: true,
+                ..Formats::default()
+            };
+        }
+        Ok(f)
+    }
+
+    /// The report body in fio's order (stat.c: terse, json, normal buffers).
+    /// fio starts each normal body with a blank line, which nvmesim's header
+    /// carries: a body after the first (`--status-interval`) adds its own.
+    fn body(&self, text: &mut String, r: &report::fio_json::RunReport, first: bool) {
+        if self.terse {
+            report::terse::write_terse(text, r);
+        }
+        if let Some(plus) = self.json {
+            report::fio_json::write_json(text, r, plus);
+        }
+        if self.normal {
+            if !first {
+                text.push('\n');
+            }
+            report::fio_text::write_normal(text, r);
+        }
+    }
+}
+
+fn fio_time(flag: &str, v: &str) -> Result<u64, String> {
+    fio::parse_time(v, true).map_err(|e| format!("--{flag} {v}: {e}"))
+}
+
 fn cmd_run(a: RunArgs) -> Result<(), String> {
     let m = &a.machine;
+    let formats = Formats::parse(&a.output_format, a.minimal)?;
+    if !(2..=5).contains(&a.terse_version) {
+        return Err(format!(
+            "--terse-version {}: bad terse version (fio knows 2 to 5)",
+            a.terse_version
+        ));
+    }
+    if !report::terse::VERSIONS.contains(&a.terse_version) {
+        return Err(format!(
+            "--terse-version {}: not supported by nvmesim (it writes terse version 3)",
+            a.terse_version
+        ));
+    }
+    if a.section.iter().any(|s| s == "global") {
+        return Err("--section global: can't use global as only section (as fio)".into());
+    }
+    let eta = match a.eta.as_str() {
+        _ if a.quiet => false,
+        "always" => true,
+        "never" => false,
+        "auto" => std::io::stderr().is_terminal(),
+        e => return Err(format!("--eta {e}: expected auto, always or never")),
+    };
+    // init.c: status intervals below 1 ms are "too small"; fio keeps whole ms.
+    let status_ns = match &a.status_interval {
+        Some(v) => {
+            let ns = fio_time("status-interval", v)?;
+            if ns < 1_000_000 {
+                return Err(format!(
+                    "--status-interval {v}: status interval too small (at least 1ms)"
+                ));
+            }
+            Some(ns / 1_000_000 * 1_000_000)
+        }
+        None => None,
+    };
+    let newline_ns = match &a.eta_newline {
+        Some(v) => {
+            let ns = fio_time("eta-newline", v)?;
+            if ns < 1_000_000 {
+                return Err(format!("--eta-newline {v}: eta new line time too short"));
+            }
+            Some(ns)
+        }
+        None => None,
+    };
+    // Job files; `-` is standard input (fio: only one user of stdin).
+    let mut files = Vec::new();
+    let mut stdin_used = false;
+    for j in &a.jobs {
+        if j == "-" {
+            if stdin_used {
+                return Err("only one job file may be read from standard input ('-')".into());
+            }
+            stdin_used = true;
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .map_err(|e| format!("<stdin>: unable to read job file: {e}"))?;
+            files.push(Source {
+                path: "<stdin>".into(),
+                text,
+            });
+        } else {
+            files.push(Source::read_job(std::path::Path::new(j))?);
+        }
+    }
+    let mut files = files.into_iter();
     let spec = RunSpec {
-        job: a.job.as_deref().map(Source::read_job).transpose()?,
+        job: files.next(),
+        more_jobs: files.collect(),
+        job_options: a.job_options.clone(),
+        sections: a.section.clone(),
         config: m.config.as_deref().map(Source::read_config).transpose()?,
         files: Default::default(),
         seed: a.seed,
@@ -353,6 +827,15 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
         verify: a.verify,
         end_with: a.end_with.clone(),
     };
+    let cfg = spec.machine_config()?;
+    if a.showcmd {
+        print!("{}", spec.showcmd(&cfg)?);
+        return Ok(());
+    }
+    if a.parse_only {
+        spec.host_jobs(&cfg)?;
+        return Ok(());
+    }
     let mut opts = spec.options()?;
     opts.occupancy_interval_ns = match a.occupancy_log {
         Some(ms) if ms.is_finite() && ms > 0.0 => Some(((ms * 1e6).round() as u64).max(1)),
@@ -363,26 +846,52 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
         }
         None => None,
     };
-    let formats: Vec<&str> = a.output_format.split(',').map(|s| s.trim()).collect();
-    for f in &formats {
-        if !matches!(*f, "normal" | "json" | "json+") {
-            return Err(format!("--output-format: unknown format '{f}' (normal, json, json+)"));
-        }
+    opts.status_interval_ns = status_ns;
+    // fio opens --output before running: the periodic outputs go there as they come.
+    let mut sink: Box<dyn Write> = match &a.output {
+        Some(p) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
+        )),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut eta_line = EtaLine::new(newline_ns);
+    let mut next_status = status_ns.unwrap_or(u64::MAX);
+    let mut header_done = false;
+    let mut write_err: Option<std::io::Error> = None;
+    let out = {
+        let mut progress = |live: &machine::Live, now: u64| {
+            if eta {
+                eta_line.update(live, now);
+            }
+            if live.machine.is_none() || now < next_status {
+                return;
+            }
+            let Some(r) = live.report(now) else { return };
+            while next_status <= now {
+                next_status = next_status.saturating_add(status_ns.unwrap_or(u64::MAX));
+            }
+            let mut text = String::new();
+            let first = !header_done;
+            if formats.normal && first {
+                report::fio_text::write_normal_header(&mut text, &r);
+            }
+            header_done = true;
+            formats.body(&mut text, &r, first);
+            if let Err(e) = sink.write_all(text.as_bytes()).and_then(|_| sink.flush()) {
+                write_err.get_or_insert(e);
+            }
+        };
+        spec.simulate_on(cfg, opts, &mut progress)
+    };
+    if eta {
+        eta_line.finish();
     }
-    let mut progress = progress_bar(!a.quiet);
-    let out = spec.simulate_with(opts, &mut *progress)?;
+    let out = out?;
     let mut text = String::new();
-    let normal = formats.contains(&"normal");
-    let json = formats.iter().find(|f| f.starts_with("json")).copied();
-    if normal {
+    if formats.normal && !header_done {
         report::fio_text::write_normal_header(&mut text, &out.report);
     }
-    if let Some(j) = json {
-        report::fio_json::write_json(&mut text, &out.report, j == "json+");
-    }
-    if normal {
-        report::fio_text::write_normal(&mut text, &out.report);
-    }
+    formats.body(&mut text, &out.report, !header_done);
     for job in &out.report.jobs {
         report::logs::write_logs(&a.log_dir, &job.stats)
             .map_err(|e| format!("writing logs in {}: {e}", a.log_dir.display()))?;
@@ -391,12 +900,14 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
         let p = a.log_dir.join("nvmesim_occupancy.log");
         report::logs::write_occupancy(&p, &out.occupancy).map_err(|e| format!("{}: {e}", p.display()))?;
     }
-    match &a.output {
-        Some(p) => std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()))?,
-        None => {
-            let mut so = std::io::stdout().lock();
-            let _ = so.write_all(text.as_bytes());
-        }
+    let res = sink.write_all(text.as_bytes()).and_then(|_| sink.flush());
+    let where_to = a
+        .output
+        .as_ref()
+        .map_or("stdout".to_string(), |p| p.display().to_string());
+    match (write_err, res) {
+        (Some(e), _) | (None, Err(e)) if a.output.is_some() => return Err(format!("{where_to}: {e}")),
+        _ => {}
     }
     nvmesim::sweep::run::check_verify(&out)
 }

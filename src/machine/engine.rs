@@ -47,6 +47,9 @@ pub struct RunOptions {
     pub end_with: Vec<String>,
     /// Record every used SQ's occupancy at this interval (`Machine::occupancy`).
     pub occupancy_interval_ns: Option<Ns>,
+    /// Call the run's progress callback at every multiple of this simulated
+    /// interval too (fio `--status-interval`), through `Event::StatusTick`.
+    pub status_interval_ns: Option<Ns>,
 }
 
 impl Default for RunOptions {
@@ -60,6 +63,7 @@ impl Default for RunOptions {
             weights: None,
             end_with: Vec::new(),
             occupancy_interval_ns: None,
+            status_interval_ns: None,
         }
     }
 }
@@ -383,7 +387,8 @@ pub struct Machine {
     dev_outstanding: u32,
     dev_busy_since: Ns,
     dev_busy_ns: Ns,
-    expected_end: Ns,
+    pub(crate) expected_end: Ns,
+    status_interval: Ns,
     pub ss: Vec<SsTracker>,
     /// Admin commands (Set Features) scheduled for this run.
     pub admin_cmds: Vec<AdminCmd>,
@@ -772,6 +777,7 @@ impl Machine {
             admin_cmds,
             end_with,
             occ_interval: opts.occupancy_interval_ns.unwrap_or(0),
+            status_interval: opts.status_interval_ns.unwrap_or(0),
             occupancy: Vec::new(),
             hmb,
             wait_seq: 0,
@@ -981,8 +987,9 @@ impl Machine {
     }
 
     /// Run to the end of the last job. Returns the simulated end time.
-    /// `progress` is called now and then with (simulated now, expected end).
-    pub fn run(&mut self, jobs: &FioJobFile, progress: &mut dyn FnMut(Ns, Ns)) -> Ns {
+    /// `progress` sees the machine and the simulated time every 65,536 events
+    /// and at each `Event::StatusTick`.
+    pub fn run(&mut self, jobs: &FioJobFile, progress: &mut dyn FnMut(&Machine, Ns)) -> Ns {
         if let Some(ssd) = self.ssd.as_mut() {
             ssd.kick_all(0, &mut self.q);
         }
@@ -993,6 +1000,9 @@ impl Machine {
         if self.occ_interval > 0 {
             self.samplers += 1;
             self.q.schedule(self.occ_interval, Event::OccupancySample);
+        }
+        if self.status_interval > 0 {
+            self.q.schedule(self.status_interval, Event::StatusTick);
         }
         self.start_barrier(0, jobs);
         let mut live = self.threads.iter().filter(|t| t.barrier == 0).count();
@@ -1116,6 +1126,10 @@ impl Machine {
                     self.sample_occupancy(now);
                     self.schedule_sampler(now + self.occ_interval, Event::OccupancySample);
                 }
+                Event::StatusTick => {
+                    progress(&*self, now);
+                    self.q.schedule(now + self.status_interval, Event::StatusTick);
+                }
                 Event::AdminIrq { cmd } => {
                     let ns = self.costs.irq_entry_ns + self.costs.cqe_handle_ns;
                     let (_, end) = self.busy_cpu(0, now, ns);
@@ -1124,7 +1138,7 @@ impl Machine {
             }
             tick = tick.wrapping_add(1);
             if tick & 0xFFFF == 0 {
-                progress(now, self.expected_end);
+                progress(&*self, now);
             }
         }
         if self.end_ns == 0 {

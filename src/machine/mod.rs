@@ -9,7 +9,11 @@ mod files;
 mod results;
 
 pub use engine::{Machine, OccupancySample, Precondition, RunOptions, SsTracker};
-pub use results::{run, RunOutput};
+pub use results::{run, Live, LiveStatus, RunOutput};
+
+/// A run's progress callback (see [`run`]): the running machine and its jobs
+/// (to read live statistics) and the simulated time.
+pub type Progress<'a> = dyn FnMut(&Live, crate::sim::Ns) + 'a;
 
 /// Everything that can happen, dispatched by `match` in [`Machine::run`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +57,8 @@ pub enum Event {
     AdminIrq { cmd: u32 },
     /// Time to record every SQ's occupancy (true and host-estimated).
     OccupancySample,
+    /// A `--status-interval` is due: the run's progress callback sees the machine.
+    StatusTick,
     /// The drive has read an HMB I/O command's metadata entry: the command starts.
     HmbStart { cmd: u32 },
     /// The admin CQ's interrupt for HMB I/O `cmd` reaches CPU 0.

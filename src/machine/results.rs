@@ -21,52 +21,182 @@ pub struct RunOutput {
     pub occupancy: Vec<super::OccupancySample>,
 }
 
-/// Simulate `jobs` on `cfg`.
+/// What the run's progress callback sees: the machine while it runs
+/// (`None` while it is being built and preconditioned) and the jobs.
+pub struct Live<'a> {
+    pub machine: Option<&'a Machine>,
+    pub jobs: &'a FioJobFile,
+    pub device: &'a str,
+    pub precondition: super::Precondition,
+}
+
+/// The figures of fio's progress line at one moment of a run.
+#[derive(Debug, Clone, Default)]
+pub struct LiveStatus {
+    /// Simulated time now, and the expected end (0: not known).
+    pub now: Ns,
+    pub expected_end: Ns,
+    /// Threads issuing or ramping now.
+    pub running: u32,
+    /// fio's run string, one letter per thread: `P` not started, `r`/`R`
+    /// random/sequential read, `w`/`W` write, `m`/`M` mixed, `d`/`D` trim,
+    /// `/` ramping, `_` done (eta.c `check_str_update`).
+    pub run_str: String,
+    /// Bytes and I/Os completed so far per direction (after ramp), all threads.
+    pub io_bytes: [u64; 3],
+    pub ios: [u64; 3],
+}
+
+impl Live<'_> {
+    /// The progress line's figures (cheap: no statistics are cloned).
+    pub fn status(&self, now: Ns) -> LiveStatus {
+        let Some(m) = self.machine else {
+            return LiveStatus::default();
+        };
+        let mut st = LiveStatus {
+            now,
+            expected_end: m.expected_end,
+            ..LiveStatus::default()
+        };
+        for th in &m.threads {
+            for d in 0..3 {
+                st.io_bytes[d] += th.stats.dirs[d].io_bytes;
+                st.ios[d] += th.stats.dirs[d].total_ios;
+            }
+            let spec = &self.jobs.jobs[th.job];
+            let c = if th.finished_ns > 0 {
+                '_'
+            } else if th.bytes_completed == 0 && th.ios_submitted == 0 {
+                'P'
+            } else if !th.stats.started {
+                st.running += 1;
+                '/'
+            } else {
+                st.running += 1;
+                use crate::workload::fio::RwMode::*;
+                let rand = spec.rw.is_random();
+                match (spec.rw, rand) {
+                    (Read | RandRead, true) => 'r',
+                    (Read | RandRead, false) => 'R',
+                    (Write | RandWrite, true) => 'w',
+                    (Write | RandWrite, false) => 'W',
+                    (ReadWrite | RandRw, true) => 'm',
+                    (ReadWrite | RandRw, false) => 'M',
+                    (Trim | RandTrim | TrimWrite, true) => 'd',
+                    (Trim | RandTrim | TrimWrite, false) => 'D',
+                }
+            };
+            st.run_str.push(c);
+        }
+        st
+    }
+
+    /// The run's report as if it ended now (fio `--status-interval`): every
+    /// unfinished thread's statistics are closed at `now` on a copy.
+    pub fn report(&self, now: Ns) -> Option<RunReport> {
+        let m = self.machine?;
+        let results = m
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(ti, th)| {
+                let mut stats = th.stats.clone();
+                if th.finished_ns == 0 {
+                    stats.finish(now, th.usr_ns, th.sys_ns, th.ctx);
+                }
+                job_result(m, self.jobs, ti, th.job, th.groupid, stats, now)
+            })
+            .collect();
+        Some(report(m, self.jobs, results, now))
+    }
+}
+
+/// Simulate `jobs` on `cfg`. `progress` sees the machine every 65,536
+/// events and at every `RunOptions::status_interval_ns`, and once before
+/// the machine is built (with `machine: None`).
 pub fn run(
     cfg: MachineConfig,
     jobs: &FioJobFile,
     opts: &RunOptions,
-    progress: &mut dyn FnMut(Ns, Ns),
+    progress: &mut super::Progress,
 ) -> Result<RunOutput, String> {
+    let device = cfg.device.name.clone();
+    fn live<'a>(machine: Option<&'a Machine>, jobs: &'a FioJobFile, device: &'a str, opts: &RunOptions) -> Live<'a> {
+        Live {
+            machine,
+            jobs,
+            device,
+            precondition: opts.precondition,
+        }
+    }
+    progress(&live(None, jobs, &device, opts), 0);
     let mut m = Machine::new(cfg, jobs, opts)?;
-    let end = m.run(jobs, progress);
+    let end = m.run(jobs, &mut |m: &Machine, now| {
+        progress(&live(Some(m), jobs, &device, opts), now)
+    });
     m.check_drained()?;
     if std::env::var("NVMESIM_DEBUG").is_ok() {
         eprintln!("{}", m.debug_state());
     }
-    let extras = extras(&m, end);
-    let mut results = Vec::with_capacity(m.threads.len());
     let threads = std::mem::take(&mut m.threads);
     let (vf, vc) = m
         .ssd
         .as_ref()
         .map(|s| (s.verify_failures, s.verify_checks))
         .unwrap_or((0, 0));
-    for (ti, th) in threads.into_iter().enumerate() {
-        let spec = &jobs.jobs[th.job];
-        let steadystate =
-            m.ss.iter()
-                .find(|t| t.members.contains(&(ti as u32)))
-                .map(|t| t.ss.clone());
-        results.push(JobResult {
-            name: spec.name.clone(),
-            groupid: th.groupid,
-            options: spec.options.clone(),
-            desc: spec.description.clone(),
-            error: 0,
-            group_reporting: spec.group_reporting,
-            iodepth: spec.iodepth.max(1),
-            bs_range: std::array::from_fn(|d| {
-                let sizes = spec.bs[d].iter().map(|&(b, _)| b as u64);
-                (sizes.clone().min().unwrap_or(4096), sizes.max().unwrap_or(4096))
-            }),
-            elapsed_s: end.div_ceil(NS_PER_SEC),
-            stats: th.stats,
-            unified_rw: spec.unified_rw,
-            continue_on_error: spec.continue_on_error,
-            steadystate,
-        });
+    let results = threads
+        .into_iter()
+        .enumerate()
+        .map(|(ti, th)| job_result(&m, jobs, ti, th.job, th.groupid, th.stats, end))
+        .collect();
+    let report = report(&m, jobs, results, end);
+    let occupancy = std::mem::take(&mut m.occupancy);
+    Ok(RunOutput {
+        occupancy,
+        report,
+        sim_ns: end,
+        events: m.q.processed(),
+        ios: m.ios_completed,
+        verify_failures: vf,
+        verify_checks: vc,
+    })
+}
+
+fn job_result(
+    m: &Machine,
+    jobs: &FioJobFile,
+    ti: usize,
+    job: usize,
+    groupid: u32,
+    stats: crate::report::stats::JobStats,
+    end: Ns,
+) -> JobResult {
+    let spec = &jobs.jobs[job];
+    let steadystate =
+        m.ss.iter()
+            .find(|t| t.members.contains(&(ti as u32)))
+            .map(|t| t.ss.clone());
+    JobResult {
+        name: spec.name.clone(),
+        groupid,
+        options: spec.options.clone(),
+        desc: spec.description.clone(),
+        error: 0,
+        group_reporting: spec.group_reporting,
+        iodepth: spec.iodepth.max(1),
+        bs_range: std::array::from_fn(|d| {
+            let sizes = spec.bs[d].iter().map(|&(b, _)| b as u64);
+            (sizes.clone().min().unwrap_or(4096), sizes.max().unwrap_or(4096))
+        }),
+        elapsed_s: end.div_ceil(NS_PER_SEC),
+        stats,
+        unified_rw: spec.unified_rw,
+        continue_on_error: spec.continue_on_error,
+        steadystate,
     }
+}
+
+fn report(m: &Machine, jobs: &FioJobFile, results: Vec<JobResult>, end: Ns) -> RunReport {
     let (r_ios, w_ios) = (m.dev_reads, m.dev_writes);
     let any_disk_util = jobs.jobs.iter().any(|j| j.disk_util);
     let mut disk_util = vec![DiskUtil {
@@ -86,24 +216,15 @@ pub fn run(
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    let occupancy = std::mem::take(&mut m.occupancy);
-    Ok(RunOutput {
-        occupancy,
-        report: RunReport {
-            fio_version: "fio-3.33".into(),
-            timestamp_s: now.as_secs(),
-            timestamp_ms: now.as_millis() as u64,
-            global_options: jobs.global_options.clone(),
-            jobs: results,
-            disk_util,
-            extras: Some(extras),
-        },
-        sim_ns: end,
-        events: m.q.processed(),
-        ios: m.ios_completed,
-        verify_failures: vf,
-        verify_checks: vc,
-    })
+    RunReport {
+        fio_version: "fio-3.33".into(),
+        timestamp_s: now.as_secs(),
+        timestamp_ms: now.as_millis() as u64,
+        global_options: jobs.global_options.clone(),
+        jobs: results,
+        disk_util,
+        extras: Some(extras(m, end)),
+    }
 }
 
 fn pct(busy: Ns, end: Ns) -> f64 {

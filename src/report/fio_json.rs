@@ -142,7 +142,8 @@ fn options_obj(opts: &[(String, String)]) -> J {
     J::Obj(opts.iter().map(|(k, v)| (k.clone(), J::str(v))).collect())
 }
 
-fn percentile_list(stats: &JobStats) -> Vec<f64> {
+/// The job's percentile list (fio's default when it set none).
+pub(crate) fn percentile_list(stats: &JobStats) -> Vec<f64> {
     if stats.cfg.percentile_list.is_empty() {
         DEFAULT_PERCENTILES.to_vec()
     } else {
@@ -247,20 +248,31 @@ fn dir_obj(d: &DirStats, stats: &JobStats, runtime_ms: u64, agg_bytes_s: f64, pl
     o
 }
 
-/// Percentages with fio's display floor: a non-zero share below `floor` shows as `floor`.
+/// Percentages with fio's display floor: a non-zero share below `floor`
+/// shows as `floor` (stat.c `stat_calc_dist`, `stat_calc_lat`).
+pub(crate) fn pcts(counts: &[u64], total: u64, floor: f64) -> Vec<f64> {
+    counts
+        .iter()
+        .map(|&c| {
+            let p = if total == 0 {
+                0.0
+            } else {
+                c as f64 * 100.0 / total as f64
+            };
+            if c > 0 && p < floor {
+                floor
+            } else {
+                p
+            }
+        })
+        .collect()
+}
+
 fn pct_map(keys: &[&str], counts: &[u64], total: u64, floor: f64) -> J {
     J::Obj(
         keys.iter()
-            .zip(counts)
-            .map(|(k, &c)| {
-                let p = if total == 0 {
-                    0.0
-                } else {
-                    c as f64 * 100.0 / total as f64
-                };
-                let p = if c > 0 && p < floor { floor } else { p };
-                (k.to_string(), J::float(p))
-            })
+            .zip(pcts(counts, total, floor))
+            .map(|(k, p)| (k.to_string(), J::float(p)))
             .collect(),
     )
 }

@@ -1,4 +1,4 @@
-//! Results in fio's own formats (normal text, json, json+, log files), plus
+//! Results in fio's own formats (normal text, json, json+, terse, log files), plus
 //! the simulator's own figures under one extra top-level key.
 
 pub mod fio_json;
@@ -10,3 +10,4 @@ pub mod plot;
 pub mod shape;
 pub mod stats;
 pub mod steadystate;
+pub mod terse;

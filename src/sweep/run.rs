@@ -71,6 +71,17 @@ pub struct RunSpec {
     pub verify: bool,
     #[serde(default)]
     pub end_with: Vec<String>,
+    /// Job files after `job`, in command-line order (fio runs each after
+    /// the ones before it: see [`fio::parse_inputs`]).
+    #[serde(default)]
+    pub more_jobs: Vec<Source>,
+    /// fio's command-line jobs (`--name=x --rw=read ...`): option and value,
+    /// in order. fio reads them before the job files.
+    #[serde(default)]
+    pub job_options: Vec<(String, Option<String>)>,
+    /// fio `--section`: only these job sections run (empty: all).
+    #[serde(default)]
+    pub sections: Vec<String>,
 }
 
 /// `--arbitration`: auto, round-robin (rr), weighted-round-robin (wrr).
@@ -111,16 +122,85 @@ pub fn parse_ionice(s: &str) -> Result<IoPrio, String> {
 impl RunSpec {
     /// Parse, build and simulate. Errors are the CLI's messages (they name
     /// the file, line and option, or the flag and its value).
-    pub fn simulate(&self, progress: &mut dyn FnMut(u64, u64)) -> Result<RunOutput, String> {
+    pub fn simulate(&self, progress: &mut machine::Progress) -> Result<RunOutput, String> {
         self.simulate_with(self.options()?, progress)
     }
 
-    /// As `simulate`, with engine options the flags cannot express (the CLI's occupancy log).
-    pub fn simulate_with(&self, opts: RunOptions, progress: &mut dyn FnMut(u64, u64)) -> Result<RunOutput, String> {
-        let mut host_jobs = match &self.job {
-            Some(s) => Some(fio::parse_str(&s.text, &s.path).map_err(|e| e.to_string())?),
-            None => None,
+    /// The machine config the flags and config file describe.
+    pub fn machine_config(&self) -> Result<config::MachineConfig, String> {
+        config::load_machine(
+            self.config.as_ref().map(|c| (c.path.as_str(), c.text.as_str())),
+            self.host.as_deref(),
+            self.device.as_deref(),
+        )
+    }
+
+    /// The host's jobs (command-line jobs, then the job files), parsed with
+    /// fio's semantics for `cfg`'s host (`$ncpus`); None when there are none.
+    pub fn host_jobs(&self, cfg: &config::MachineConfig) -> Result<Option<fio::FioJobFile>, String> {
+        let inputs = self.job_inputs();
+        if inputs.is_empty() {
+            return Ok(None);
+        }
+        self.with_context(cfg, |ctx| fio::parse_inputs(&inputs, ctx))
+            .map(Some)
+            .map_err(|e| e.to_string())
+    }
+
+    /// fio `--showcmd` of the job files.
+    pub fn showcmd(&self, cfg: &config::MachineConfig) -> Result<String, String> {
+        let inputs = self.job_inputs();
+        self.with_context(cfg, |ctx| fio::showcmd(&inputs, ctx))
+            .map_err(|e| e.to_string())
+    }
+
+    fn job_inputs(&self) -> Vec<fio::JobInput> {
+        let mut inputs = Vec::new();
+        if !self.job_options.is_empty() {
+            inputs.push(fio::JobInput::CmdLine(self.job_options.clone()));
+        }
+        for s in self.job.iter().chain(&self.more_jobs) {
+            inputs.push(fio::JobInput::File {
+                path: s.path.clone(),
+                text: s.text.clone(),
+            });
+        }
+        inputs
+    }
+
+    /// A parse context for `cfg`'s host: `$ncpus` is its logical CPU count;
+    /// an `include`d file is taken from `files` by its path, else from disk.
+    fn with_context<T>(&self, cfg: &config::MachineConfig, f: impl FnOnce(&fio::ParseContext) -> T) -> T {
+        let h = &cfg.host;
+        let include = |p: &str| {
+            self.files
+                .get(p)
+                .cloned()
+                .or_else(|| std::fs::read(p).ok().map(|b| String::from_utf8_lossy(&b).into_owned()))
         };
+        let ctx = fio::ParseContext {
+            include: &include,
+            sections: &self.sections,
+            ncpus: Some(h.sockets * h.cores_per_socket * h.threads_per_core),
+            ..fio::ParseContext::default()
+        };
+        f(&ctx)
+    }
+
+    /// As `simulate`, with engine options the flags cannot express (the CLI's occupancy log).
+    pub fn simulate_with(&self, opts: RunOptions, progress: &mut machine::Progress) -> Result<RunOutput, String> {
+        let cfg = self.machine_config()?;
+        self.simulate_on(cfg, opts, progress)
+    }
+
+    /// As `simulate_with`, on an already loaded `cfg` (from [`RunSpec::machine_config`]).
+    pub fn simulate_on(
+        &self,
+        cfg: config::MachineConfig,
+        opts: RunOptions,
+        progress: &mut machine::Progress,
+    ) -> Result<RunOutput, String> {
+        let mut host_jobs = self.host_jobs(&cfg)?;
         if let (Some(p), Some(jobs)) = (&self.ionice, host_jobs.as_mut()) {
             let p = parse_ionice(p).map_err(|e| format!("--ionice {e}"))?;
             // ionice sets the process's I/O priority; fio's threads inherit it
@@ -129,11 +209,6 @@ impl RunSpec {
                 j.prio = p;
             }
         }
-        let cfg = config::load_machine(
-            self.config.as_ref().map(|c| (c.path.as_str(), c.text.as_str())),
-            self.host.as_deref(),
-            self.device.as_deref(),
-        )?;
         let jobs = if cfg.vms.is_empty() {
             host_jobs.ok_or("no job file: give one, or a --config whose [[vm]] tables name guest jobs")?
         } else {
@@ -171,6 +246,7 @@ impl RunSpec {
             },
             end_with: self.end_with.clone(),
             occupancy_interval_ns: None,
+            status_interval_ns: None,
         })
     }
 

@@ -4,6 +4,7 @@
 //! picks tests by name (`cli::`, `invariants::`, ...).
 
 mod cli;
+mod cli_fio;
 mod fio_compat;
 mod fio_parse;
 mod fio_timing;

@@ -34,6 +34,13 @@
 //! `thinktime` is microseconds. Undefined `${VAR}`s are an error (fio 3.33
 //! fails on them too, e.g. `fio: failed parsing bs=${MYBS}`).
 //!
+//! Several inputs parse together as fio reads them ([`parse_inputs`]): the
+//! command line's jobs first, then each job file; the second and later files
+//! start from fresh `[global]` defaults and stonewall their first job.
+//! `include FILE` lines (inside a section) read FILE as given, else next to
+//! the including file; `$pagesize` and `$ncpus` (the simulated host's) are
+//! replaced and the value evaluated as integer arithmetic, as fio's bc step.
+//!
 //! ## fio's bad / edge-case job files (`fio-reference/bad-jobs/`)
 //!
 //! | file | fio 3.33 (`RESULTS.md`) | nvmesim |
@@ -242,12 +249,251 @@ pub fn parse_str_with_env(
     path_for_messages: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<FioJobFile, FioError> {
-    Parser {
-        file: path_for_messages,
+    let ctx = ParseContext {
         env,
-    }
-    .run(text)
+        ..ParseContext::default()
+    };
+    parse_inputs(
+        &[JobInput::File {
+            path: path_for_messages.to_string(),
+            text: text.to_string(),
+        }],
+        &ctx,
+    )
 }
+
+/// One source of jobs. fio reads the command line's jobs first, then the
+/// job files in the order given, whatever their places on the command line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobInput {
+    /// fio's `--option=value` job options from the command line, in order:
+    /// each `name` starts a job, options before the first are global.
+    CmdLine(Vec<(String, Option<String>)>),
+    /// A job file by value (`path` names it in errors).
+    File { path: String, text: String },
+}
+
+/// What a parse needs beyond the job text.
+pub struct ParseContext<'a> {
+    /// `${VAR}` lookup (default: the process environment).
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    /// Reads an `include`d file by path: its text, or None if it does not exist
+    /// (default: from disk, relative paths from the working directory).
+    pub include: &'a dyn Fn(&str) -> Option<String>,
+    /// fio `--section`: only these job sections are read (empty: all).
+    pub sections: &'a [String],
+    /// `$ncpus`: the simulated host's logical CPUs (None: `$ncpus` is an error).
+    pub ncpus: Option<u32>,
+    /// `$pagesize`.
+    pub pagesize: u64,
+}
+
+/// x86-64 Linux's base page size (what fio's `$pagesize` reads from sysconf(_SC_PAGESIZE)).
+pub const PAGE_SIZE: u64 = 4096;
+
+fn env_var(k: &str) -> Option<String> {
+    std::env::var(k).ok()
+}
+
+fn read_from_disk(p: &str) -> Option<String> {
+    std::fs::read(p).ok().map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+impl Default for ParseContext<'_> {
+    fn default() -> Self {
+        ParseContext {
+            env: &env_var,
+            include: &read_from_disk,
+            sections: &[],
+            ncpus: None,
+            pagesize: PAGE_SIZE,
+        }
+    }
+}
+
+/// Parse command-line jobs and job files together, as fio does: the inputs
+/// share one `[global]` state until the second job file, which (like each
+/// one after it) starts from fio's defaults and is stonewalled from the jobs
+/// before it.
+pub fn parse_inputs(inputs: &[JobInput], ctx: &ParseContext) -> Result<FioJobFile, FioError> {
+    Parser {
+        ctx,
+        files: Default::default(),
+    }
+    .run(inputs)
+}
+
+/// fio `--showcmd`: each job file as a command line (`fio --opt=value ...
+/// --name=job ...`), one line per file, options in fio's parse order with
+/// canonical names; command-line jobs print nothing. The files are parsed in
+/// full first, so a bad file is the same error as on a run.
+pub fn showcmd(inputs: &[JobInput], ctx: &ParseContext) -> Result<String, FioError> {
+    parse_inputs(inputs, ctx)?;
+    let p = Parser {
+        ctx,
+        files: Default::default(),
+    };
+    let mut out = String::new();
+    for input in inputs {
+        let JobInput::File { path, text } = input else {
+            continue;
+        };
+        let (sections, _) = p.read_file(path, text)?;
+        for (i, sec) in sections.iter().enumerate() {
+            if i == 0 {
+                out.push_str("fio ");
+            }
+            if !sec.global {
+                out.push_str(&format!("--name={} ", sec.name));
+            }
+            let (core, engine, _) = p.ordered(sec);
+            let opts = core
+                .iter()
+                .map(|(n, o)| (*n, *o))
+                .chain(engine.iter().map(|(n, _, o)| (*n, *o)));
+            for (name, o) in opts {
+                match &o.value {
+                    Some(v) => out.push_str(&format!("--{name}={v} ")),
+                    None => out.push_str(&format!("--{name} ")),
+                }
+            }
+        }
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// Whether a fio job option takes a value on the command line (`None`: not
+/// a job option). fio's flag options (`FIO_OPT_STR_SET`: `time_based`,
+/// `group_reporting`, ...) take one only as `--flag=1`; the others also
+/// take the next argument (`--bs 4k`).
+pub fn cmdline_option(key: &str) -> Option<bool> {
+    // options.c: the options of type FIO_OPT_STR_SET, with their aliases.
+    const FLAGS: &[&str] = &[
+        "blocksize_unaligned",
+        "bs_unaligned",
+        "exitall",
+        "exitall_on_error",
+        "group_reporting",
+        "new_group",
+        "norandommap",
+        "refill_buffers",
+        "stonewall",
+        "thread",
+        "time_based",
+        "verify_only",
+        "wait_for_previous",
+        "zero_buffers",
+    ];
+    lookup(key)?;
+    Some(!FLAGS.contains(&key))
+}
+
+/// A fio time value in ns (`10s`, `500ms`, `2m`); without a unit, seconds
+/// when `default_seconds`, else microseconds (fio `check_str_time`).
+pub fn parse_time(s: &str, default_seconds: bool) -> Result<u64, String> {
+    parse_time_ns(s, default_seconds)
+}
+
+/// The closest fio job option to `key` (fio's "Did you mean" rule), if any.
+pub fn closest_option(key: &str) -> Option<&'static str> {
+    did_you_mean(key)
+}
+
+/// `include FILE` lines: the text after `include` and one separator.
+fn include_arg(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("include")?;
+    rest.starts_with([' ', '\t']).then(|| &rest[1..])
+}
+
+/// Integer arithmetic as `bc` (scale 0) evaluates it: `+ - * / % ^` and parentheses.
+fn eval_arith(s: &str) -> Result<i128, String> {
+    struct P<'a> {
+        b: &'a [u8],
+        i: usize,
+    }
+    impl P<'_> {
+        fn ws(&mut self) {
+            while self.b.get(self.i).is_some_and(|c| c.is_ascii_whitespace()) {
+                self.i += 1;
+            }
+        }
+        fn peek(&mut self) -> Option<u8> {
+            self.ws();
+            self.b.get(self.i).copied()
+        }
+        fn expr(&mut self) -> Result<i128, String> {
+            let mut v = self.term()?;
+            while let Some(c @ (b'+' | b'-')) = self.peek() {
+                self.i += 1;
+                let r = self.term()?;
+                v = if c == b'+' { v.checked_add(r) } else { v.checked_sub(r) }.ok_or("overflow")?;
+            }
+            Ok(v)
+        }
+        fn term(&mut self) -> Result<i128, String> {
+            let mut v = self.power()?;
+            while let Some(c @ (b'*' | b'/' | b'%')) = self.peek() {
+                self.i += 1;
+                let r = self.power()?;
+                v = match c {
+                    b'*' => v.checked_mul(r).ok_or("overflow")?,
+                    _ if r == 0 => return Err("divide by zero".into()),
+                    b'/' => v / r,
+                    _ => v % r,
+                };
+            }
+            Ok(v)
+        }
+        fn power(&mut self) -> Result<i128, String> {
+            let base = self.unary()?;
+            if self.peek() == Some(b'^') {
+                self.i += 1;
+                let e = self.power()?;
+                let e = u32::try_from(e).map_err(|_| "negative or huge exponent")?;
+                return base.checked_pow(e).ok_or_else(|| "overflow".into());
+            }
+            Ok(base)
+        }
+        fn unary(&mut self) -> Result<i128, String> {
+            match self.peek() {
+                Some(b'-') => {
+                    self.i += 1;
+                    Ok(-self.unary()?)
+                }
+                Some(b'(') => {
+                    self.i += 1;
+                    let v = self.expr()?;
+                    if self.peek() != Some(b')') {
+                        return Err("missing ')'".into());
+                    }
+                    self.i += 1;
+                    Ok(v)
+                }
+                Some(c) if c.is_ascii_digit() => {
+                    let st = self.i;
+                    while self.b.get(self.i).is_some_and(|c| c.is_ascii_digit()) {
+                        self.i += 1;
+                    }
+                    std::str::from_utf8(&self.b[st..self.i])
+                        .unwrap()
+                        .parse::<i128>()
+                        .map_err(|_| "number too large".into())
+                }
+                Some(c) => Err(format!("unexpected '{}'", c as char)),
+                None => Err("missing operand".into()),
+            }
+        }
+    }
+    let mut p = P { b: s.as_bytes(), i: 0 };
+    let v = p.expr()?;
+    match p.peek() {
+        None => Ok(v),
+        Some(c) => Err(format!("unexpected '{}'", c as char)),
+    }
+}
+
+type EngineOpt<'s> = (&'static str, &'static [&'static str], &'s RawOpt);
 
 // ---------------------------------------------------------------------------
 // Option tables (fio 3.33 options.c, in table order; `alias` is "" if none).
@@ -1056,13 +1302,13 @@ struct State {
     batch_complete_max: u32,
     numjobs: u32,
     size: Option<SizeSpec>,
-    size_line: usize,
+    size_at: Loc,
     offset: SizeSpec,
     filesize: Option<u64>,
     filename: Option<String>,
     directory: Option<String>,
     runtime_ns: u64,
-    time_based: Option<usize>,
+    time_based: Option<Loc>,
     ramp_time_ns: u64,
     startdelay_ns: u64,
     ioengine: IoEngine,
@@ -1076,7 +1322,7 @@ struct State {
     cmdprio_class: [u8; 2],
     cmdprio_level: [u8; 2],
     /// Engine options set so far: (canonical name, as written, line).
-    engine_opts: Vec<(&'static str, String, usize)>,
+    engine_opts: Vec<(&'static str, String, Loc)>,
     cpus_allowed: Option<Vec<u32>>,
     cpus_allowed_policy: CpusAllowedPolicy,
     random_distribution: RandomDistribution,
@@ -1123,7 +1369,7 @@ impl Default for State {
             batch_complete_max: 0,
             numjobs: 1,
             size: None,
-            size_line: 0,
+            size_at: Loc::default(),
             offset: SizeSpec::Bytes(0),
             filesize: None,
             filename: None,
@@ -1176,7 +1422,7 @@ impl Default for State {
 
 impl State {
     /// Apply one core option. `v` is the value after `${VAR}` expansion.
-    fn apply_core(&mut self, name: &'static str, v: Option<&str>, line: usize) -> Result<(), String> {
+    fn apply_core(&mut self, name: &'static str, v: Option<&str>, at: Loc) -> Result<(), String> {
         let kb = self.kb_base;
         match name {
             "kb_base" => {
@@ -1273,7 +1519,7 @@ impl State {
                     SizeVal::Percent(p) if (1..=100).contains(&p) => Some(SizeSpec::Percent(p as f64)),
                     SizeVal::Percent(p) => return Err(format!("size percentage {p}% is outside 1..100")),
                 };
-                self.size_line = line;
+                self.size_at = at;
             }
             "offset" => {
                 self.offset = match parse_size_val(need(v)?, kb, true)? {
@@ -1376,7 +1622,7 @@ impl State {
             }
             "thinktime" => self.thinktime_ns = parse_time_ns(need(v)?, false)?,
             "thinktime_blocks" => self.thinktime_blocks = parse_int_in(need(v)?, kb, 1, u32::MAX as u64)? as u32,
-            "time_based" => self.time_based = parse_flag(v)?.then_some(line),
+            "time_based" => self.time_based = parse_flag(v)?.then_some(at),
             "verify" => {
                 let s = need(v)?;
                 self.verify = match s {
@@ -1462,7 +1708,7 @@ impl State {
         engines: &[&str],
         written: &str,
         v: Option<&str>,
-        line: usize,
+        at: Loc,
     ) -> Result<(), String> {
         let eng = engine_name(self.ioengine);
         if !engines.contains(&eng) {
@@ -1495,7 +1741,7 @@ impl State {
             _ => return Err(format!("not supported by nvmesim (an option of the {eng} engine)")),
         }
         self.engine_opts.retain(|(n, _, _)| *n != name);
-        self.engine_opts.push((name, written.to_string(), line));
+        self.engine_opts.push((name, written.to_string(), at));
         Ok(())
     }
 }
@@ -1510,33 +1756,60 @@ fn engine_mismatch(name: &str, engines: &[&str], eng: &str) -> String {
 // ---------------------------------------------------------------------------
 // The INI reader.
 
+/// Where an option was written: a file of the parse (index into
+/// `Parser::files`) and a 1-based line (0 on the command line).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Loc {
+    file: u32,
+    line: usize,
+}
+
 struct RawOpt {
     /// Key as written.
     key: String,
     value: Option<String>,
-    line: usize,
+    at: Loc,
 }
 
 struct RawSection {
     name: String,
-    line: usize,
+    at: Loc,
     global: bool,
     opts: Vec<RawOpt>,
 }
 
+/// The name command-line job options are reported under in errors.
+pub const CMDLINE: &str = "<command line>";
+
+/// `include` files nest at most this deep (fio has no limit and loops forever on a cycle).
+const MAX_INCLUDE_DEPTH: usize = 16;
+
 struct Parser<'a> {
-    file: &'a str,
-    env: &'a dyn Fn(&str) -> Option<String>,
+    ctx: &'a ParseContext<'a>,
+    /// Names of the files read so far (`Loc::file` indexes this).
+    files: std::cell::RefCell<Vec<String>>,
 }
 
 impl Parser<'_> {
-    fn err(&self, line: usize, option: Option<&str>, message: impl Into<String>) -> FioError {
+    fn add_file(&self, name: &str) -> u32 {
+        let mut f = self.files.borrow_mut();
+        f.push(name.to_string());
+        (f.len() - 1) as u32
+    }
+
+    fn err_at(&self, at: Loc, option: Option<&str>, message: impl Into<String>) -> FioError {
         FioError {
-            file: self.file.to_string(),
-            line,
+            file: self.files.borrow()[at.file as usize].clone(),
+            line: at.line,
             option: option.map(str::to_string),
             message: message.into(),
         }
+    }
+
+    /// fio's `skip_this_section`: with `--section`, only the named sections
+    /// (and every `[global]`) are read.
+    fn skip_section(&self, name: &str) -> bool {
+        !self.ctx.sections.is_empty() && !name.starts_with("global") && !self.ctx.sections.iter().any(|s| s == name)
     }
 
     /// fio's `${VAR}` substitution; an unset variable is an error here.
@@ -1549,7 +1822,7 @@ impl Parser<'_> {
             match after.find('}') {
                 Some(j) if j > 0 => {
                     let var = &after[..j];
-                    match (self.env)(var) {
+                    match (self.ctx.env)(var) {
                         Some(val) => out.push_str(&val),
                         None => return Err(format!("environment variable '{var}' is not set (in '{s}')")),
                     }
@@ -1565,121 +1838,305 @@ impl Parser<'_> {
         Ok(out)
     }
 
-    fn read_sections(&self, text: &str) -> Result<(Vec<RawSection>, usize), FioError> {
-        let mut sections: Vec<RawSection> = Vec::new();
-        let nlines = text.lines().count();
-        for (idx, raw) in text.split('\n').enumerate() {
-            let lineno = idx + 1;
+    /// fio's `fio_keyword_replace` (options.c): `$pagesize`, `$mb_memory` and
+    /// `$ncpus` are replaced in a job-file line, and a line that had one has
+    /// its value evaluated as arithmetic (fio pipes it through `bc`; a value
+    /// bc cannot evaluate fails the job: "fio: failed parsing").
+    fn keywords(&self, line: &str) -> Result<String, String> {
+        let Some((key, val)) = line.split_once('=') else {
+            return Ok(line.to_string());
+        };
+        let mut v = val.to_string();
+        let mut any = false;
+        for word in ["$pagesize", "$mb_memory", "$ncpus"] {
+            while let Some(i) = v.find(word) {
+                let rep = match word {
+                    "$pagesize" => self.ctx.pagesize.to_string(),
+                    "$ncpus" => match self.ctx.ncpus {
+                        Some(n) => n.to_string(),
+                        None => return Err("$ncpus: the simulated host's CPU count is not known here".into()),
+                    },
+                    _ => {
+                        return Err(
+                            "$mb_memory is not supported by nvmesim (the simulated host's memory size is not \
+                                    modelled)"
+                                .into(),
+                        )
+                    }
+                };
+                v.replace_range(i..i + word.len(), &rep);
+                any = true;
+            }
+        }
+        if !any {
+            return Ok(line.to_string());
+        }
+        let n = eval_arith(v.trim()).map_err(|e| {
+            format!(
+                "'{}': fio evaluates a value holding $pagesize, $mb_memory or $ncpus as arithmetic (with bc), and \
+                 this is not arithmetic: {e}",
+                v.trim()
+            )
+        })?;
+        Ok(format!("{key}={n}"))
+    }
+
+    /// One option line of a job file: `${VAR}`s, keywords, then `key[=value]`.
+    fn option_line(&self, at: Loc, line: &str) -> Result<RawOpt, FioError> {
+        let key_written = line.split('=').next().unwrap_or("").trim().to_string();
+        let expanded = self
+            .expand(line)
+            .and_then(|l| self.keywords(&l))
+            .map_err(|m| self.err_at(at, Some(&key_written), m))?;
+        let (key, value) = match expanded.split_once('=') {
+            Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
+            None => (expanded.trim().to_string(), None),
+        };
+        if key.is_empty() {
+            return Err(self.err_at(at, None, format!("missing option name in '{line}'")));
+        }
+        Ok(RawOpt { key, value, at })
+    }
+
+    /// The job-file lines of `text`: (1-based line number, line without comment and blanks).
+    fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+        text.split('\n').enumerate().filter_map(|(idx, raw)| {
             // fio's strip_blank_end: a ';' or '#' anywhere starts a comment.
             let cut = raw.find([';', '#']).map_or(raw, |i| &raw[..i]);
             let line = cut.trim_matches(|c: char| c.is_whitespace() || c.is_control());
-            if line.is_empty() {
+            (!line.is_empty()).then_some((idx + 1, line))
+        })
+    }
+
+    /// `include FILE` (fio `__parse_jobs_ini`): FILE as given if it exists,
+    /// else relative to the including file's directory.
+    fn include(&self, from: &str, at: Loc, arg: &str, sec: &mut RawSection, depth: usize) -> Result<(), FioError> {
+        let name = arg.trim();
+        if name.is_empty() {
+            return Err(self.err_at(at, Some("include"), "include needs a file name"));
+        }
+        if depth > MAX_INCLUDE_DEPTH {
+            return Err(self.err_at(
+                at,
+                Some("include"),
+                format!("includes nested more than {MAX_INCLUDE_DEPTH} deep (does '{name}' include itself?)"),
+            ));
+        }
+        let found = match (self.ctx.include)(name) {
+            Some(t) => Some((name.to_string(), t)),
+            None => from.rfind('/').and_then(|i| {
+                let full = format!("{}{name}", &from[..=i]);
+                (self.ctx.include)(&full).map(|t| (full, t))
+            }),
+        };
+        let Some((path, text)) = found else {
+            return Err(self.err_at(
+                at,
+                Some("include"),
+                format!("unable to open include file '{name}' (looked for it as given and next to {from})"),
+            ));
+        };
+        let f = self.add_file(&path);
+        for (lineno, line) in Self::lines(&text) {
+            let at = Loc { file: f, line: lineno };
+            if line.starts_with('[') {
+                return Err(self.err_at(
+                    at,
+                    None,
+                    "no new sections in included files (fio: No new sections in included files)",
+                ));
+            }
+            if let Some(rest) = include_arg(line) {
+                self.include(&path, at, rest, sec, depth + 1)?;
                 continue;
             }
+            sec.opts.push(self.option_line(at, line)?);
+        }
+        Ok(())
+    }
+
+    /// A job file's sections (those `--section` leaves in) and its line count.
+    fn read_file(&self, path: &str, text: &str) -> Result<(Vec<RawSection>, Loc), FioError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let f = self.add_file(path);
+        let mut sections: Vec<RawSection> = Vec::new();
+        let mut skipping = false;
+        for (lineno, line) in Self::lines(text) {
+            let at = Loc { file: f, line: lineno };
             if let Some(inner) = line.strip_prefix('[') {
                 let Some(name) = inner.strip_suffix(']') else {
-                    return Err(self.err(lineno, None, format!("malformed section header '{line}' (missing ']')")));
+                    return Err(self.err_at(at, None, format!("malformed section header '{line}' (missing ']')")));
                 };
                 if name.trim().is_empty() {
-                    return Err(self.err(lineno, None, "empty section name"));
+                    return Err(self.err_at(at, None, "empty section name"));
                 }
                 let global = name == "global";
                 if !global && name.starts_with("global") {
-                    return Err(self.err(
-                        lineno,
+                    return Err(self.err_at(
+                        at,
                         None,
                         format!(
                             "section '[{name}]': fio treats any name starting with 'global' as [global]; rename it"
                         ),
                     ));
                 }
-                sections.push(RawSection {
-                    name: name.to_string(),
-                    line: lineno,
-                    global,
-                    opts: Vec::new(),
-                });
+                skipping = self.skip_section(name);
+                if !skipping {
+                    sections.push(RawSection {
+                        name: name.to_string(),
+                        at,
+                        global,
+                        opts: Vec::new(),
+                    });
+                }
                 continue;
             }
-            let key_written = line.split('=').next().unwrap_or("").trim().to_string();
+            if skipping {
+                continue;
+            }
             let Some(sec) = sections.last_mut() else {
-                return Err(self.err(
-                    lineno,
+                let key_written = line.split('=').next().unwrap_or("").trim().to_string();
+                return Err(self.err_at(
+                    at,
                     Some(&key_written),
                     format!("option outside of any [section] (fio: option <{line}> outside of [] job section)"),
                 ));
             };
-            if key_written == "include" || key_written.starts_with("include ") {
-                return Err(self.err(
-                    lineno,
-                    Some("include"),
-                    "include directives are not supported by nvmesim",
-                ));
+            if let Some(rest) = include_arg(line) {
+                self.include(path, at, rest, sec, 1)?;
+                continue;
             }
-            let expanded = self.expand(line).map_err(|m| self.err(lineno, Some(&key_written), m))?;
-            let (key, value) = match expanded.split_once('=') {
-                Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
-                None => (expanded.trim().to_string(), None),
-            };
-            if key.is_empty() {
-                return Err(self.err(lineno, None, format!("missing option name in '{line}'")));
-            }
-            sec.opts.push(RawOpt {
-                key,
-                value,
-                line: lineno,
-            });
+            sec.opts.push(self.option_line(at, line)?);
         }
-        Ok((sections, nlines.max(1)))
+        let nlines = text.lines().count().max(1);
+        Ok((sections, Loc { file: f, line: nlines }))
     }
 
-    fn run(&self, text: &str) -> Result<FioJobFile, FioError> {
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let (sections, nlines) = self.read_sections(text)?;
+    /// fio `parse_cmd_line`: each `--name` starts a job; options before the
+    /// first one (or after `--name=global`) are global. A `--name` that
+    /// `--section` leaves out is dropped, and (as in fio) the options after
+    /// it, up to the next `--name`, then go to the global options.
+    fn cmdline_sections(&self, opts: &[(String, Option<String>)]) -> Vec<RawSection> {
+        let at = Loc {
+            file: self.add_file(CMDLINE),
+            line: 0,
+        };
+        let mut out = Vec::new();
+        let mut cur: Option<RawSection> = None;
+        for (k, v) in opts {
+            if k == "name" {
+                out.extend(cur.take());
+            }
+            let sec = match &mut cur {
+                Some(s) => s,
+                None => {
+                    let is_section = k == "name";
+                    let val = v.as_deref().unwrap_or("");
+                    if is_section && self.skip_section(val) {
+                        continue;
+                    }
+                    let global = !is_section || val.starts_with("global");
+                    cur.insert(RawSection {
+                        name: if global { "global".into() } else { val.to_string() },
+                        at,
+                        global,
+                        opts: Vec::new(),
+                    })
+                }
+            };
+            sec.opts.push(RawOpt {
+                key: k.clone(),
+                value: v.clone(),
+                at,
+            });
+        }
+        out.extend(cur);
+        out
+    }
+
+    fn run(&self, inputs: &[JobInput]) -> Result<FioJobFile, FioError> {
         let mut global = State::default();
         let mut global_options: Vec<(String, String)> = Vec::new();
         let mut jobs = Vec::new();
         let mut groupid = 0u32;
         let mut prev_group_jobs = 0u64;
-        for sec in &sections {
-            if sec.global {
-                let mut st = std::mem::take(&mut global);
-                let dump = self.apply_section(&mut st, sec)?;
-                merge_dump(&mut global_options, dump);
-                global = st;
-            } else {
-                let mut st = global.clone();
-                st.name = None;
-                let dump = self.apply_section(&mut st, sec)?;
-                let mut spec = self.finish_job(st, sec, dump)?;
-                // fio add_job(): a new group starts at each stonewall/new_group
-                // job that has jobs before it in the current group; numjobs
-                // clones never start one.
-                if (spec.stonewall || spec.new_group) && prev_group_jobs > 0 {
-                    groupid += 1;
-                    prev_group_jobs = 0;
+        let mut end = Loc::default();
+        let mut nfiles = 0;
+        let mut names = Vec::new();
+        for input in inputs {
+            let (sections, first_job_stonewall) = match input {
+                JobInput::CmdLine(opts) => {
+                    names.push(CMDLINE.to_string());
+                    let s = self.cmdline_sections(opts);
+                    end = Loc {
+                        file: (self.files.borrow().len() - 1) as u32,
+                        line: 0,
+                    };
+                    (s, false)
                 }
-                spec.groupid = groupid;
-                prev_group_jobs += u64::from(spec.numjobs);
-                jobs.push(spec);
+                JobInput::File { path, text } => {
+                    names.push(path.clone());
+                    let (s, e) = self.read_file(path, text)?;
+                    end = e;
+                    nfiles += 1;
+                    if nfiles > 1 {
+                        // fio parse_options(): each job file after the first starts from
+                        // fresh defaults (fill_def_thread), and its first job is
+                        // stonewalled: the files run one after another.
+                        global = State::default();
+                        global_options.clear();
+                    }
+                    (s, nfiles > 1)
+                }
+            };
+            let mut stonewall = first_job_stonewall;
+            for sec in &sections {
+                if sec.global {
+                    let mut st = std::mem::take(&mut global);
+                    let dump = self.apply_section(&mut st, sec)?;
+                    merge_dump(&mut global_options, dump);
+                    global = st;
+                } else {
+                    let mut st = global.clone();
+                    st.name = None;
+                    if stonewall {
+                        st.stonewall = true;
+                        stonewall = false;
+                    }
+                    let dump = self.apply_section(&mut st, sec)?;
+                    let mut spec = self.finish_job(st, sec, dump)?;
+                    // fio add_job(): a new group starts at each stonewall/new_group
+                    // job that has jobs before it in the current group; numjobs
+                    // clones never start one.
+                    if (spec.stonewall || spec.new_group) && prev_group_jobs > 0 {
+                        groupid += 1;
+                        prev_group_jobs = 0;
+                    }
+                    spec.groupid = groupid;
+                    prev_group_jobs += u64::from(spec.numjobs);
+                    jobs.push(spec);
+                }
             }
         }
         if jobs.is_empty() {
-            return Err(self.err(nlines, None, "no jobs defined (fio: No job(s) defined)"));
+            if self.files.borrow().is_empty() {
+                self.add_file(CMDLINE);
+            }
+            return Err(self.err_at(end, None, "no jobs defined (fio: No job(s) defined)"));
         }
         Ok(FioJobFile {
-            path: self.file.to_string(),
+            path: names.join(" "),
             global_options,
             jobs,
         })
     }
 
-    /// Apply a section's options in fio's parse order; returns its option dump.
-    /// All errors of the section are found and the first by line is returned.
-    fn apply_section(&self, st: &mut State, sec: &RawSection) -> Result<Vec<(String, String)>, FioError> {
+    /// The options of `sec` in fio's parse order: core options stably sorted
+    /// by `prio`, then the engine's own options.
+    fn ordered<'s>(&self, sec: &'s RawSection) -> (Vec<(&'static str, &'s RawOpt)>, Vec<EngineOpt<'s>>, Vec<FioError>) {
         let mut errors: Vec<FioError> = Vec::new();
         let mut core: Vec<(&'static str, &RawOpt)> = Vec::new();
-        let mut engine: Vec<(&'static str, &'static [&'static str], &RawOpt)> = Vec::new();
+        let mut engine: Vec<EngineOpt> = Vec::new();
         for o in &sec.opts {
             match lookup(&o.key) {
                 Some(OptRef::Core(n)) => core.push((n, o)),
@@ -1692,23 +2149,30 @@ impl Parser<'_> {
                         Some(s) => format!("unknown option; did you mean '{s}'?"),
                         None => "unknown option (not a fio option)".to_string(),
                     };
-                    errors.push(self.err(o.line, Some(&o.key), msg));
+                    errors.push(self.err_at(o.at, Some(&o.key), msg));
                 }
             }
         }
         // fio sort_options(): stable sort by .prio, highest first.
         core.sort_by_key(|(n, _)| -option_prio(n));
+        (core, engine, errors)
+    }
+
+    /// Apply a section's options in fio's parse order; returns its option dump.
+    /// All errors of the section are found and the first by line is returned.
+    fn apply_section(&self, st: &mut State, sec: &RawSection) -> Result<Vec<(String, String)>, FioError> {
+        let (core, engine, mut errors) = self.ordered(sec);
         let mut dump: Vec<(String, String)> = Vec::new();
         for (name, o) in core {
-            match st.apply_core(name, o.value.as_deref(), o.line) {
+            match st.apply_core(name, o.value.as_deref(), o.at) {
                 Ok(()) => push_dump(&mut dump, name, o),
-                Err(m) => errors.push(self.err(o.line, Some(&o.key), m)),
+                Err(m) => errors.push(self.err_at(o.at, Some(&o.key), m)),
             }
         }
         for (name, engines, o) in engine {
-            match st.apply_engine(name, engines, &o.key, o.value.as_deref(), o.line) {
+            match st.apply_engine(name, engines, &o.key, o.value.as_deref(), o.at) {
                 Ok(()) => push_dump(&mut dump, name, o),
-                Err(m) => errors.push(self.err(o.line, Some(&o.key), m)),
+                Err(m) => errors.push(self.err_at(o.at, Some(&o.key), m)),
             }
         }
         match errors.into_iter().min_by_key(|e| e.line) {
@@ -1721,19 +2185,19 @@ impl Parser<'_> {
         let name = st.name.clone().unwrap_or_else(|| sec.name.clone());
         let eng = engine_name(st.ioengine);
         // Engine options inherited from [global] must suit this job's engine.
-        for (opt, written, line) in &st.engine_opts {
+        for (opt, written, at) in &st.engine_opts {
             let engines = ENGINE_OPTIONS
                 .iter()
                 .find(|(n, _)| n == opt)
                 .map_or(&[][..], |(_, e)| *e);
             if !engines.contains(&eng) {
-                return Err(self.err(*line, Some(written), engine_mismatch(opt, engines, eng)));
+                return Err(self.err_at(*at, Some(written), engine_mismatch(opt, engines, eng)));
             }
         }
-        if let Some(line) = st.time_based {
+        if let Some(at) = st.time_based {
             if st.runtime_ns == 0 {
-                return Err(self.err(
-                    line,
+                return Err(self.err_at(
+                    at,
                     Some("time_based"),
                     format!("job '{name}': time_based requires a runtime (fio warns and drops time_based)"),
                 ));
@@ -1748,8 +2212,8 @@ impl Parser<'_> {
             .unwrap_or(4096);
         if let Some(SizeSpec::Bytes(s)) = st.size {
             if s < u64::from(min_bs) {
-                return Err(self.err(
-                    st.size_line,
+                return Err(self.err_at(
+                    st.size_at,
                     Some("size"),
                     format!("job '{name}': size {s} is less than the minimum block size {min_bs} (as in fio)"),
                 ));
@@ -1781,7 +2245,7 @@ impl Parser<'_> {
         let norandommap = st.norandommap || st.random_distribution != RandomDistribution::Random;
         Ok(JobSpec {
             name: name.clone(),
-            line: sec.line,
+            line: sec.at.line,
             options,
             description: st.description.clone(),
             rw: st.rw,
@@ -2187,5 +2651,170 @@ mod tests {
         for i in inputs {
             let _ = parse(i);
         }
+    }
+
+    fn file(path: &str, text: &str) -> JobInput {
+        JobInput::File {
+            path: path.into(),
+            text: text.into(),
+        }
+    }
+
+    fn cmd(args: &[(&str, Option<&str>)]) -> JobInput {
+        JobInput::CmdLine(
+            args.iter()
+                .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn command_line_jobs_follow_fio() {
+        let ctx = ParseContext::default();
+        // Options before the first --name are global; each --name starts a job.
+        let f = parse_inputs(
+            &[cmd(&[
+                ("bs", Some("8k")),
+                ("name", Some("a")),
+                ("rw", Some("randread")),
+                ("name", Some("b")),
+                ("rw", Some("write")),
+                ("time_based", None),
+                ("runtime", Some("1")),
+            ])],
+            &ctx,
+        )
+        .unwrap();
+        assert_eq!(f.jobs.len(), 2);
+        assert_eq!((f.jobs[0].name.as_str(), f.jobs[0].rw), ("a", RwMode::RandRead));
+        assert_eq!((f.jobs[1].name.as_str(), f.jobs[1].rw), ("b", RwMode::Write));
+        assert!(f.jobs[1].time_based);
+        assert_eq!(f.jobs[0].bs[0], vec![(8192, 100)]);
+        assert_eq!(f.global_options, vec![("bs".to_string(), "8k".to_string())]);
+        // Errors name the command line and the option.
+        let e = parse_inputs(&[cmd(&[("name", Some("a")), ("bs", Some("4q"))])], &ctx).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line, e.option.as_deref()), (CMDLINE, 0, Some("bs")));
+        // Global options alone define no job.
+        assert!(parse_inputs(&[cmd(&[("rw", Some("read"))])], &ctx)
+            .unwrap_err()
+            .message
+            .contains("no jobs"));
+    }
+
+    #[test]
+    fn several_files_reset_globals_and_stonewall() {
+        let ctx = ParseContext::default();
+        let f = parse_inputs(
+            &[
+                cmd(&[("bs", Some("16k")), ("name", Some("c"))]),
+                file("one.fio", "[global]\nrw=randread\n[a]\n[a2]\n"),
+                file("two.fio", "[b]\n[b2]\n"),
+            ],
+            &ctx,
+        )
+        .unwrap();
+        let names: Vec<_> = f.jobs.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names, ["c", "a", "a2", "b", "b2"]);
+        // The command line's globals reach the first file only; its [global] stays in it.
+        assert_eq!(f.jobs[1].bs[0], vec![(16384, 100)]);
+        assert_eq!(f.jobs[1].rw, RwMode::RandRead);
+        assert_eq!(f.jobs[3].bs[0], vec![(4096, 100)]);
+        assert_eq!(f.jobs[3].rw, RwMode::Read);
+        // The second file's first job is stonewalled: a new group.
+        assert_eq!(f.jobs.iter().map(|j| j.groupid).collect::<Vec<_>>(), [0, 0, 0, 1, 1]);
+        assert!(f.jobs[3].stonewall && !f.jobs[4].stonewall);
+        // Errors name the file they are in.
+        let e = parse_inputs(&[file("one.fio", "[a]\n"), file("two.fio", "[b]\nrw=x\n")], &ctx).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("two.fio", 2));
+    }
+
+    #[test]
+    fn section_selects_jobs() {
+        let secs = vec!["b".to_string()];
+        let ctx = ParseContext {
+            sections: &secs,
+            ..ParseContext::default()
+        };
+        let f = parse_inputs(
+            &[file("s.fio", "[global]\nbs=8k\n[a]\nrw=nonsense\n[b]\nrw=write\n")],
+            &ctx,
+        )
+        .unwrap();
+        assert_eq!(f.jobs.len(), 1);
+        assert_eq!(
+            (f.jobs[0].name.as_str(), f.jobs[0].bs[1].clone()),
+            ("b", vec![(8192, 100)])
+        );
+        // A skipped --name on the command line: its options become global (fio).
+        let f = parse_inputs(
+            &[cmd(&[("name", Some("a")), ("bs", Some("16k")), ("name", Some("b"))])],
+            &ctx,
+        )
+        .unwrap();
+        assert_eq!(f.jobs.len(), 1);
+        assert_eq!(f.jobs[0].bs[0], vec![(16384, 100)]);
+    }
+
+    #[test]
+    fn include_and_keywords() {
+        let inc = |p: &str| match p {
+            "dir/common.inc" => Some("bs=8k\ninclude deeper.inc\n".to_string()),
+            "dir/deeper.inc" => Some("iodepth=$ncpus*2\n".to_string()),
+            "bad.inc" => Some("[x]\n".to_string()),
+            "loop.inc" => Some("include loop.inc\n".to_string()),
+            _ => None,
+        };
+        let ctx = ParseContext {
+            include: &inc,
+            ncpus: Some(6),
+            ..ParseContext::default()
+        };
+        let f = parse_inputs(
+            &[file(
+                "dir/job.fio",
+                "[a]\nioengine=libaio\ninclude common.inc\nnumjobs=$ncpus/3\nsize=($pagesize*2)\n",
+            )],
+            &ctx,
+        )
+        .unwrap();
+        let j = &f.jobs[0];
+        assert_eq!((j.bs[0].clone(), j.iodepth, j.numjobs), (vec![(8192, 100)], 12, 2));
+        assert_eq!(j.size, Some(SizeSpec::Bytes(8192)));
+        let e = parse_inputs(&[file("j.fio", "[a]\ninclude bad.inc\n")], &ctx).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("bad.inc", 1));
+        assert!(e.message.contains("no new sections"), "{e}");
+        let e = parse_inputs(&[file("j.fio", "[a]\ninclude nothere.inc\n")], &ctx).unwrap_err();
+        assert_eq!((e.line, e.option.as_deref()), (2, Some("include")));
+        assert!(parse_inputs(&[file("j.fio", "[a]\ninclude loop.inc\n")], &ctx)
+            .unwrap_err()
+            .message
+            .contains("nested"));
+        // A keyword in a value bc cannot evaluate fails, as in fio.
+        let e = parse_inputs(&[file("j.fio", "[a]\nfilename=/dev/x$ncpus\n")], &ctx).unwrap_err();
+        assert_eq!(e.option.as_deref(), Some("filename"));
+        assert!(parse_inputs(&[file("j.fio", "[a]\nsize=$mb_memory\n")], &ctx)
+            .unwrap_err()
+            .message
+            .contains("mb_memory"));
+        assert_eq!(eval_arith("2+3*4"), Ok(14));
+        assert_eq!(eval_arith("(2+3)*4 - 7/2"), Ok(17));
+        assert_eq!(eval_arith("2^10 % 1000"), Ok(24));
+        assert!(eval_arith("4k").is_err() && eval_arith("1/0").is_err());
+    }
+
+    #[test]
+    fn showcmd_prints_fio_order() {
+        let out = showcmd(
+            &[file(
+                "j.fio",
+                "[global]\nfilename=/x\nsize=1m\n[a]\nfilename=/y\nblocksize=4k\ntime_based\nruntime=1\nbs=8k\n",
+            )],
+            &ParseContext::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "fio --size=1m --filename=/x --name=a --bs=4k --time_based --runtime=1 --bs=8k --filename=/y \n"
+        );
     }
 }
