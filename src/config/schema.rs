@@ -439,6 +439,13 @@ pub struct NvmeConfig {
     /// Firmware time to post one completion (build CQE, update head pointers).
     #[serde(default)]
     pub firmware_ns_per_completion: u64,
+    /// Acceptance window: how many commands fetched from an SQ after one that
+    /// cannot start (its write finds the write buffer full) may start past
+    /// it while it waits. 0 = strictly in order. No controller documents
+    /// this; NVMe itself does not order commands (spec 1.4, 6.3: commands
+    /// may be processed in any order), so it is the firmware's choice.
+    #[serde(default)]
+    pub acceptance_window: u32,
     /// Maximum Data Transfer Size (Identify Controller MDTS) in bytes: the
     /// largest command the controller takes; 0 = no limit reported, and then
     /// the Linux driver's own cap, NVME_MAX_KB_SZ = 4096 KiB

@@ -2346,6 +2346,12 @@ impl Machine {
             s.blocked || !s.waiting.is_empty()
         };
         if blocked {
+            // The acceptance window: a command may start past the stalled
+            // head while fewer than the window have done so.
+            if self.ctrl.sqs[sq].passed < self.ctrl.acceptance_window && self.try_start(now, cmd) {
+                self.ctrl.sqs[sq].passed += 1;
+                return;
+            }
             self.ctrl.sqs[sq].held[ddir as usize] += 1;
         } else if self.try_start(now, cmd) {
             return;
@@ -2479,6 +2485,8 @@ impl Machine {
             }
             let s = &mut self.ctrl.sqs[sq];
             s.waiting.pop_front();
+            // The window counts passes of the command now at the head.
+            s.passed = 0;
             if s.waiting.is_empty() {
                 s.set_blocked(now, false);
                 any = true;

@@ -28,8 +28,11 @@ pub struct DeviceSq {
     pub head: u64,
     /// Decoded commands waiting to be accepted, in SQ order.
     pub waiting: VecDeque<u32>,
-    /// The head of `waiting` could not start; nothing behind it may.
+    /// The head of `waiting` could not start; nothing behind it may
+    /// (but up to the acceptance window's worth of later commands).
     pub blocked: bool,
+    /// Commands that started past the blocked head since it blocked.
+    pub passed: u32,
     pub fetched: u64,
     /// Time-weighted occupancy (entries written by the host, not yet fetched).
     occ_area: u128,
@@ -109,6 +112,8 @@ pub struct Controller {
     pub link: PcieLink,
     pub commands: u64,
     pub slot_stalls: u64,
+    /// Commands of an SQ that may start past one that cannot (0 = in order).
+    pub acceptance_window: u32,
     /// Doorbelled, unfetched entries over all SQs (lets arbitration return at once when there are none).
     pub doorbelled_total: u64,
 }
@@ -137,6 +142,7 @@ impl Controller {
             link,
             commands: 0,
             slot_stalls: 0,
+            acceptance_window: c.acceptance_window,
             doorbelled_total: 0,
         }
     }
@@ -185,14 +191,20 @@ impl Controller {
             return None;
         }
         let sqs = &self.sqs;
+        let window = self.acceptance_window as usize;
         let pick = self.arb.pick(
             admin_ok,
             |i| {
                 let s = &sqs[i as usize];
-                if s.blocked || slots == 0 {
+                let n = s.doorbelled.min(u32::MAX as u64) as u32;
+                if slots == 0 {
                     0
+                } else if s.blocked {
+                    // A blocked SQ is fetched only while the window has room
+                    // for commands to pass its stalled head.
+                    n.min((window + 1).saturating_sub(s.waiting.len()) as u32)
                 } else {
-                    s.doorbelled.min(u32::MAX as u64) as u32
+                    n
                 }
             },
             // I/O picks only happen with a free slot, so this bounds them by

@@ -220,3 +220,33 @@ fn wrr_on_a_device_without_it_is_an_error() {
     .unwrap();
     assert!(err.contains("high_weight = 300"), "{err}");
 }
+
+#[test]
+fn an_acceptance_window_lets_reads_pass_a_write_stalled_on_the_write_buffer() {
+    // A writer keeping the 1 MiB write buffer full and a reader on the same
+    // CPU, so on the same SQ. In order (window 0) the reads wait behind every
+    // stalled write; with a window they start past it and only die time is left.
+    let job = "[global]\nioengine=libaio\ndirect=1\nfilename=/dev/nvme0n1\nbs=4k\ntime_based=1\nruntime=100ms\ncpus_allowed=0\n[w]\nrw=randwrite\niodepth=32\n[r]\nrw=randread\niodepth=4\n";
+    let run = |window: u32| {
+        let extra = format!("\n[device.nvme]\nacceptance_window = {window}\n");
+        wrr_machine(&extra, job, &RunOptions::default()).unwrap()
+    };
+    let (strict, open) = (run(0), run(64));
+    let held = |m: &Machine| m.ctrl.sqs.iter().map(|s| s.held[0]).sum::<u64>();
+    let read_lat = |m: &Machine| m.threads[1].stats.dirs[0].clat.mean;
+    let read_ios = |m: &Machine| m.threads[1].stats.dirs[0].total_ios;
+    assert!(held(&strict) > 50, "in order: {} reads held", held(&strict));
+    assert!(
+        held(&open) * 10 < held(&strict),
+        "window 64: {} reads held, in order {}",
+        held(&open),
+        held(&strict)
+    );
+    assert!(
+        read_lat(&open) * 2.0 < read_lat(&strict),
+        "read clat {:.0} ns with the window, {:.0} ns in order",
+        read_lat(&open),
+        read_lat(&strict)
+    );
+    assert!(read_ios(&open) > read_ios(&strict));
+}
