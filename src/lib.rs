@@ -13,6 +13,7 @@ pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod ssd;
+pub mod stdout;
 pub mod sweep;
 pub mod virt;
 pub mod workload;

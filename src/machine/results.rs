@@ -28,6 +28,7 @@ pub fn run(
     opts: &RunOptions,
     progress: &mut dyn FnMut(Ns, Ns),
 ) -> Result<RunOutput, String> {
+    super::precheck::check(&cfg, jobs)?;
     let mut m = Machine::new(cfg, jobs, opts)?;
     let end = m.run(jobs, progress);
     if std::env::var("NVMESIM_DEBUG").is_ok() {

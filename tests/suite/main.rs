@@ -11,5 +11,6 @@ mod host_scale;
 mod invariants;
 mod occupancy;
 mod queue_policies;
+mod robust;
 mod sweep;
 mod virt;

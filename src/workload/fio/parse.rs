@@ -1004,6 +1004,21 @@ const VERIFY_METHODS: &[&str] = &[
     "null",
 ];
 
+/// `direct`/`buffered`: nvmesim models no page cache, so buffered I/O
+/// (`direct=0`, `buffered=1`) is refused rather than simulated as direct.
+/// A job that sets neither runs as direct I/O (README, fio compatibility).
+fn direct_io(direct: bool) -> Result<bool, String> {
+    if direct {
+        Ok(true)
+    } else {
+        Err(
+            "buffered I/O (direct=0 or buffered=1) is not supported by nvmesim: it has no page cache model; \
+use direct=1 (a job without direct= runs as direct I/O)"
+                .into(),
+        )
+    }
+}
+
 /// Value check for an ignored option (so `disk_util=yes` is still an error).
 fn check_ignored_value(name: &str, v: Option<&str>, kb_base: u64) -> Result<(), String> {
     let one_of = |vals: &[&str]| -> Result<(), String> {
@@ -1362,8 +1377,8 @@ impl State {
             }
             "norandommap" => self.norandommap = parse_flag(v)?,
             "random_distribution" => self.random_distribution = parse_distribution(need(v)?)?,
-            "direct" => self.direct = parse_bool(v)?,
-            "buffered" => self.direct = !parse_bool(v)?,
+            "direct" => self.direct = direct_io(parse_bool(v)?)?,
+            "buffered" => self.direct = direct_io(!parse_bool(v)?)?,
             "loops" => self.loops = (parse_int_in(need(v)?, kb, 0, u32::MAX as u64)? as u32).max(1),
             "runtime" => self.runtime_ns = parse_time_ns(need(v)?, true)?,
             "ramp_time" => self.ramp_time_ns = parse_time_ns(need(v)?, true)?,
@@ -2052,7 +2067,12 @@ mod tests {
         assert!(!job("runtime=1\ntime_based=0").time_based);
         assert!(job("wait_for_previous").stonewall);
         assert!(job("direct=1").direct);
-        assert!(!job("buffered=1").direct);
+        assert!(job("buffered=0").direct);
+        for bad in ["[j]\ndirect=0\n", "[j]\nbuffered=1\n"] {
+            let e = err(bad);
+            assert_eq!(e.line, 2, "{e}");
+            assert!(e.message.contains("no page cache model"), "{e}");
+        }
         let e = err("[j]\ndirect\n");
         assert_eq!(e.option.as_deref(), Some("direct"));
         assert!(err("[j]\ndirect=2\n").message.contains("0 or 1"));

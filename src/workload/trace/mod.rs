@@ -140,7 +140,18 @@ pub fn load(path: &Path, format: Option<TraceFormat>) -> Result<Vec<TraceRecord>
     let name = path.display().to_string();
     let text = read_text(path)?;
     let format = format.unwrap_or_else(|| guess_format(&text));
-    parse(&text, &name, format).map_err(|e| e.to_string())
+    let recs = parse(&text, &name, format).map_err(|e| e.to_string())?;
+    if !recs.iter().any(|r| r.op != TraceOp::Flush) {
+        return Err(format!(
+            "{name}: the trace has no read, write or trim requests to replay{}",
+            if text.trim().is_empty() {
+                " (the file is empty)"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(recs)
 }
 
 /// The file's text, decompressed if its name ends in `.zst`. Bytes that are
@@ -372,10 +383,11 @@ mod tests {
             }]
         );
 
-        let z = ruzstd::encoding::compress_to_vec(CSV.as_bytes(), ruzstd::encoding::CompressionLevel::Fastest);
+        let csv = format!("{CSV}97927,R,8,4096,44,kworker/0:1H,R,0,463892,,\n");
+        let z = ruzstd::encoding::compress_to_vec(csv.as_bytes(), ruzstd::encoding::CompressionLevel::Fastest);
         let zst = TempFile::new("t.D.csv.zst", &z);
         let recs = load(&zst.0, None).unwrap();
-        assert_eq!(recs.len(), 1);
+        assert_eq!(recs.len(), 2);
         assert_eq!(recs[0].op, TraceOp::Flush);
 
         // Two concatenated frames decode as one stream.
@@ -401,6 +413,19 @@ mod tests {
 
         let empty = TempFile::new("empty.zst", b"");
         assert!(load(&empty.0, None).is_err());
+
+        // Nothing to replay: an empty or newline-only file, or flushes only.
+        for (name, text) in [("e.txt", ""), ("nl.txt", "\n\n\r\n"), ("flush.csv", CSV)] {
+            let f = TempFile::new(name, text.as_bytes());
+            let e = load(&f.0, None).unwrap_err();
+            assert!(
+                e.starts_with(&format!(
+                    "{}: the trace has no read, write or trim requests",
+                    f.0.display()
+                )),
+                "{e}"
+            );
+        }
 
         let missing = Path::new("/nonexistent/dir/trace.txt");
         assert!(load(missing, None)
