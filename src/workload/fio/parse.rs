@@ -1004,6 +1004,12 @@ const VERIFY_METHODS: &[&str] = &[
     "null",
 ];
 
+/// Longest `steadystate_duration`: one day. fio keeps one sample per second
+/// of the window and sets no maximum; a window of days is beyond any
+/// steady-state test (SNIA's PTS judges five one-minute rounds), and the
+/// bound keeps a typo from reserving gigabytes. Documented limit.
+const MAX_SS_DURATION_NS: u64 = 86_400 * 1_000_000_000;
+
 /// `direct`/`buffered`: nvmesim models no page cache, so buffered I/O
 /// (`direct=0`, `buffered=1`) is refused rather than simulated as direct.
 /// A job that sets neither runs as direct I/O (README, fio compatibility).
@@ -1342,6 +1348,12 @@ impl State {
                 if ns % 1_000_000_000 != 0 {
                     return Err(format!(
                         "'{}' is not a whole number of seconds (fio samples once a second)",
+                        need(v)?
+                    ));
+                }
+                if ns > MAX_SS_DURATION_NS {
+                    return Err(format!(
+                        "'{}' is longer than nvmesim's limit of one day (86400 s: one sample a second)",
                         need(v)?
                     ));
                 }
@@ -2150,6 +2162,8 @@ mod tests {
         assert!(e.message.contains("valid: none, mixed, both"), "{e}");
         let e = err("[j]\nsteadystate=lat:1%\n");
         assert!(e.message.contains("unknown criterion 'lat'"), "{e}");
+        let e = err("[j]\nsteadystate=iops:1%\nsteadystate_duration=4294967296\n");
+        assert!(e.message.contains("limit of one day"), "{e}");
         let e = err("[j]\nsteadystate_duration=1500ms\n");
         assert!(e.message.contains("whole number of seconds"), "{e}");
         assert_eq!(render_error("f", &0, &None, "m"), "f: m");

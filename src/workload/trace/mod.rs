@@ -211,6 +211,41 @@ fn decompress_zstd(mut data: &[u8]) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
+/// Longest span of trace time a replay may cover: 31 days. The longest
+/// public block traces people replay are a week (MSR Cambridge) to a month
+/// (Alibaba's 2020 block traces, 31 days); the simulator's own time ticks
+/// through idle stretches (about 0.9 s of wall time per 31 idle days on the
+/// 2-core development machine), so a single bad timestamp (a 405-year
+/// replay) would run for hours. Documented limit.
+pub const MAX_SPAN_NS: u64 = 31 * 86_400 * 1_000_000_000;
+
+/// Checks that the records' times (`times[i]` ns, read from line
+/// `lines[i]`) span at most [`MAX_SPAN_NS`]; otherwise names the line of the
+/// outlier: whichever extreme lies farther from the median time.
+pub(crate) fn check_span(times: &[u64], lines: &[usize], file: &str) -> Result<(), TraceError> {
+    let (Some(&lo), Some(&hi)) = (times.iter().min(), times.iter().max()) else {
+        return Ok(());
+    };
+    if hi - lo <= MAX_SPAN_NS {
+        return Ok(());
+    }
+    let mut sorted = times.to_vec();
+    sorted.sort_unstable();
+    let median = sorted[(sorted.len() - 1) / 2];
+    let outlier = if hi - median >= median - lo { hi } else { lo };
+    let i = times.iter().position(|&t| t == outlier).unwrap_or(0);
+    Err(TraceError::new(
+        file,
+        lines.get(i).copied().unwrap_or(0),
+        format!(
+            "this timestamp is {:.1} days from the trace's other end: a replay longer than nvmesim's limit of {} days \
+(an outlier timestamp?)",
+            (hi - lo) as f64 / 86_400e9,
+            MAX_SPAN_NS / 86_400_000_000_000
+        ),
+    ))
+}
+
 /// Rebases record times so that the earliest is 0.
 pub(crate) fn rebase_times(recs: &mut [TraceRecord]) {
     if let Some(t0) = recs.iter().map(|r| r.time_ns).min() {
@@ -365,6 +400,37 @@ mod tests {
                 (20_000, TraceOp::Read, 0)
             ]
         );
+    }
+
+    #[test]
+    fn an_outlier_timestamp_is_refused_naming_its_line() {
+        // Line 3 is 405 years after the others (Windows file-time ticks).
+        let t = 128166372003061629u64;
+        let far = t + 405 * 365 * 86_400 * 10_000_000;
+        let msr = format!(
+            "{t},hm,0,Read,0,4096,1\n{},hm,0,Read,0,4096,1\n{far},hm,0,Read,0,4096,1\n{},hm,0,Read,0,4096,1\n",
+            t + 10,
+            t + 20
+        );
+        let e = parse(&msr, "m.csv", TraceFormat::Msr).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("m.csv", 3), "{e}");
+        assert!(e.msg.contains("limit of 31 days"), "{e}");
+        // An outlier before the others is found too, in every format.
+        let csv = format!(
+            "{}5,R,8,4096,,,,,,,\n99999999999999999,R,8,4096,,,,,,,\n6,R,8,4096,,,,,,,\n7,W,8,4096,,,,,,,\n",
+            CSV.lines().next().unwrap().to_owned() + "\n"
+        );
+        let e = parse(&csv, "c.csv", TraceFormat::Csv).unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        let blk = format!("{BLK}{}", BLK.replace("1.844848546", "99999999.0"));
+        let e = parse(&blk, "b.txt", TraceFormat::Blkparse(BlkAction::Issue)).unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        // 30 days is fine.
+        let ok = format!(
+            "{t},hm,0,Read,0,4096,1\n{},hm,0,Read,0,4096,1\n",
+            t + 30 * 86_400 * 10_000_000
+        );
+        assert_eq!(parse(&ok, "m.csv", TraceFormat::Msr).unwrap().len(), 2);
     }
 
     #[test]
