@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod host;
+pub mod input;
 pub mod machine;
 pub mod nvme;
 #[cfg(feature = "python")]

@@ -224,7 +224,8 @@ impl Sweep {
     /// Read and check a sweep file; its job, config and guest job files are
     /// read now (relative to the sweep file), so a run never touches the disk.
     pub fn load(path: &Path) -> Result<Sweep, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let bytes = crate::input::read_file(path, crate::input::CONFIG)?;
+        let text = String::from_utf8(bytes).map_err(|e| format!("{}: {e}", path.display()))?;
         Sweep::parse(
             &text,
             &path.display().to_string(),

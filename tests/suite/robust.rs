@@ -209,3 +209,41 @@ fn output_errors_and_closed_pipes() {
         assert!(stderr(&o).is_empty(), "{args:?}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn endless_or_binary_inputs_and_outlier_traces_are_refused() {
+    let d = tmp("inputs");
+    fails(
+        &["run", "/dev/zero", "-q"],
+        &["/dev/zero: binary data (a NUL byte at offset 0): not a job file"],
+    );
+    let r = write(&d, "r.fio", READ);
+    fails(
+        &["run", &r, "--config", "/dev/urandom", "-q"],
+        &["/dev/urandom: binary data"],
+    );
+    let trace = |name: &str| format!("[t]\nfilename=/dev/nvme0n1\nread_iolog={name}\nioengine=libaio\ndirect=1\n");
+    let j = write(&d, "z.fio", &trace("/dev/zero"));
+    fails(
+        &["run", &j, "--device", "null", "-q"],
+        &["read_iolog=/dev/zero: /dev/zero: binary data"],
+    );
+    // One timestamp 405 years after the others: refused naming its line, not replayed for hours.
+    let t = 128166372003061629u64;
+    let far = t + 405 * 365 * 86_400 * 10_000_000;
+    let msr = write(
+        &d,
+        "msr.csv",
+        &format!(
+            "{t},hm,0,Read,0,4096,1\n{},hm,0,Read,8192,4096,1\n{far},hm,0,Write,0,4096,1\n",
+            t + 10
+        ),
+    );
+    let j = write(&d, "m.fio", &trace(&msr));
+    let start = std::time::Instant::now();
+    fails(
+        &["run", &j, "--device", "null", "-q"],
+        &["msr.csv:3: this timestamp is", "limit of 31 days"],
+    );
+    assert!(start.elapsed().as_secs() < 5);
+}

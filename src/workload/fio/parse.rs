@@ -221,12 +221,16 @@ pub const DEFAULT_PERCENTILES: [f64; 17] = [
 /// Parse a job file from disk.
 pub fn parse_file(path: &Path) -> Result<FioJobFile, FioError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| FioError {
+    let io_err = |message: String| FioError {
         file: name.clone(),
         line: 0,
         option: None,
-        message: format!("unable to open job file: {e}"),
-    })?;
+        message,
+    };
+    let f = std::fs::File::open(path).map_err(|e| io_err(format!("unable to open job file: {e}")))?;
+    // Bounded: size, line length, binary data (crate::input).
+    let bytes = crate::input::read_bounded(f, "", crate::input::JOB)
+        .map_err(|e| io_err(e.trim_start_matches(": ").to_string()))?;
     parse_str(&String::from_utf8_lossy(&bytes), &name)
 }
 

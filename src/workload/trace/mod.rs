@@ -159,15 +159,27 @@ pub fn load(path: &Path, format: Option<TraceFormat>) -> Result<Vec<TraceRecord>
 /// with U+FFFD rather than rejected.
 pub fn read_text(path: &Path) -> Result<String, String> {
     let name = path.display();
-    let raw = std::fs::read(path).map_err(|e| format!("{name}: {e}"))?;
+    let lim = crate::input::TRACE;
     let is_zst = path
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("zst"));
     let bytes = if is_zst {
-        decompress_zstd(&raw).map_err(|e| format!("{name}: zstd: {e}"))?
+        // Compressed data is binary: bound its size here, the text's as it is decoded.
+        let f = std::fs::File::open(path).map_err(|e| format!("{name}: {e}"))?;
+        let mut raw = Vec::new();
+        f.take(lim.max_bytes + 1)
+            .read_to_end(&mut raw)
+            .map_err(|e| format!("{name}: {e}"))?;
+        if raw.len() as u64 > lim.max_bytes {
+            return Err(format!(
+                "{name}: larger than {} MiB: too large for a trace (nvmesim's limit)",
+                lim.max_bytes >> 20
+            ));
+        }
+        decompress_zstd(&raw, &name.to_string(), lim.max_bytes)?
     } else {
-        raw
+        crate::input::read_file(path, lim)?
     };
     Ok(match String::from_utf8(bytes) {
         Ok(s) => s,
@@ -178,34 +190,50 @@ pub fn read_text(path: &Path) -> Result<String, String> {
 /// Decodes a whole zstd stream: every frame in turn (the format allows
 /// several, e.g. concatenated `.zst` files), skipping skippable frames, and
 /// checking each frame's content checksum when it carries one.
-fn decompress_zstd(mut data: &[u8]) -> Result<Vec<u8>, String> {
+///
+/// The decoded text is read through [`crate::input::read_bounded`] (the
+/// trace limits over all frames together), so a zstd bomb stops at the
+/// bound. Errors are `NAME: zstd: ...` or the bound's own message.
+fn decompress_zstd(mut data: &[u8], name: &str, max_bytes: u64) -> Result<Vec<u8>, String> {
     use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
     use ruzstd::decoding::StreamingDecoder;
+    let zerr = |e: String| format!("{name}: zstd: {e}");
     if data.is_empty() {
-        return Err("empty file, not a zstd stream".to_string());
+        return Err(zerr("empty file, not a zstd stream".to_string()));
     }
     let mut out = Vec::new();
     while !data.is_empty() {
         match StreamingDecoder::new(&mut data) {
             Ok(mut dec) => {
-                dec.read_to_end(&mut out).map_err(|e| e.to_string())?;
+                let lim = crate::input::Limits {
+                    max_bytes: max_bytes.saturating_sub(out.len() as u64),
+                    ..crate::input::TRACE
+                };
+                let part = crate::input::read_bounded(&mut dec, name, lim).map_err(|e| {
+                    // A decoding error comes back as `NAME: error`.
+                    match e.strip_prefix(&format!("{name}: ")) {
+                        Some(m) if !m.starts_with("binary") && !m.starts_with("larger") => zerr(m.to_string()),
+                        _ => e,
+                    }
+                })?;
+                out.extend_from_slice(&part);
                 let frame = &dec.decoder;
                 if let (Some(stored), Some(computed)) =
                     (frame.get_checksum_from_data(), frame.get_calculated_checksum())
                 {
                     if stored != computed {
-                        return Err("content checksum mismatch (corrupt file)".to_string());
+                        return Err(zerr("content checksum mismatch (corrupt file)".to_string()));
                     }
                 }
             }
             Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame { length, .. })) => {
                 let n = length as usize;
                 if n > data.len() {
-                    return Err("truncated skippable frame".to_string());
+                    return Err(zerr("truncated skippable frame".to_string()));
                 }
                 data = &data[n..];
             }
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(zerr(e.to_string())),
         }
     }
     Ok(out)
@@ -504,9 +532,15 @@ mod tests {
         let text = CSV.repeat(200);
         let z = ruzstd::encoding::compress_to_vec(text.as_bytes(), ruzstd::encoding::CompressionLevel::Fastest);
         for cut in [1, 4, 5, 9, z.len() / 2, z.len() - 1] {
-            assert!(decompress_zstd(&z[..cut]).is_err(), "cut at {cut}");
+            assert!(decompress_zstd(&z[..cut], "t", 1 << 30).is_err(), "cut at {cut}");
         }
-        assert_eq!(decompress_zstd(&z).unwrap(), text.as_bytes());
+        assert_eq!(decompress_zstd(&z, "t", 1 << 30).unwrap(), text.as_bytes());
+        // A bomb: 64 MiB of newlines compress to a few kilobytes; decoding stops at the bound.
+        let bomb =
+            ruzstd::encoding::compress_to_vec(&vec![b'\n'; 64 << 20][..], ruzstd::encoding::CompressionLevel::Fastest);
+        assert!(bomb.len() < 1 << 20, "{}", bomb.len());
+        let e = decompress_zstd(&bomb, "b.zst", 1 << 20).unwrap_err();
+        assert!(e.starts_with("b.zst: larger than 1 MiB: too large for a trace"), "{e}");
     }
 
     #[test]
