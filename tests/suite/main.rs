@@ -6,6 +6,7 @@
 mod cli;
 mod fio_compat;
 mod fio_parse;
+mod fuzz;
 mod hmb;
 mod host_scale;
 mod invariants;
