@@ -196,7 +196,7 @@ struct RunArgs {
     /// (CLASS: 1|realtime, 2|best-effort, 3|idle; LEVEL 0-7, default 4 as ionice).
     #[arg(long, value_name = "CLASS[:LEVEL]", value_parser = parse_ionice)]
     ionice: Option<String>,
-    /// Sample every used SQ's occupancy each MS milliseconds (fractions allowed) into
+    /// Sample every used SQ's occupancy each MS milliseconds (fractions allowed, 0.001 to 1e9) into
     /// LOG_DIR/nvmesim_occupancy.log: time, SQ, true entries, the driver's estimate, unseen completions.
     #[arg(long, value_name = "MS")]
     occupancy_log: Option<f64>,
