@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod host;
+pub mod input;
 pub mod machine;
 pub mod nvme;
 #[cfg(feature = "python")]
@@ -13,6 +14,7 @@ pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod ssd;
+pub mod stdout;
 pub mod sweep;
 pub mod virt;
 pub mod workload;

@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 use nvmesim::config;
 use nvmesim::machine::{self, Precondition, RunOptions};
+use nvmesim::outln;
 use nvmesim::report;
 use nvmesim::sweep::run::{RunSpec, Source};
 use nvmesim::sweep::spec::Sweep;
@@ -228,7 +229,7 @@ struct RunArgs {
     /// (CLASS: 1|realtime, 2|best-effort, 3|idle; LEVEL 0-7, default 4 as ionice).
     #[arg(long, value_name = "CLASS[:LEVEL]", value_parser = parse_ionice)]
     ionice: Option<String>,
-    /// Sample every used SQ's occupancy each MS milliseconds (fractions allowed) into
+    /// Sample every used SQ's occupancy each MS milliseconds (fractions allowed, 0.001 to 1e9) into
     /// LOG_DIR/nvmesim_occupancy.log: time, SQ, true entries, the driver's estimate, unseen completions.
     #[arg(long, value_name = "MS")]
     occupancy_log: Option<f64>,
@@ -475,12 +476,7 @@ fn main() -> ExitCode {
         Cmd::Sweep(a) => cmd_sweep(a),
         Cmd::Plot(a) => cmd_plot(a),
         Cmd::Scenario { cmd } => match cmd {
-            ScenarioCmd::List => {
-                for (name, desc) in nvmesim::scenario::list() {
-                    println!("{name:<14} {desc}");
-                }
-                Ok(())
-            }
+            ScenarioCmd::List => cmd_scenario_list(),
             ScenarioCmd::Run { name, out, quick } => nvmesim::scenario::run(&name, &out, quick),
         },
         Cmd::Trace { cmd } => match cmd {
@@ -501,6 +497,13 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn cmd_scenario_list() -> Result<(), String> {
+    for (name, desc) in nvmesim::scenario::list() {
+        outln!("{name:<14} {desc}")?;
+    }
+    Ok(())
 }
 
 /// fio's progress line (eta.c `display_thread_status`) on stderr, for the
@@ -837,15 +840,8 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
         return Ok(());
     }
     let mut opts = spec.options()?;
-    opts.occupancy_interval_ns = match a.occupancy_log {
-        Some(ms) if ms.is_finite() && ms > 0.0 => Some(((ms * 1e6).round() as u64).max(1)),
-        Some(ms) => {
-            return Err(format!(
-                "--occupancy-log {ms}: expected a positive number of milliseconds"
-            ))
-        }
-        None => None,
-    };
+    opts.occupancy_interval_ns = a.occupancy_log.map(occupancy_interval_ns).transpose()?;
+    check_log_dir(&a.log_dir, &spec, a.occupancy_log.is_some())?;
     opts.status_interval_ns = status_ns;
     // fio opens --output before running: the periodic outputs go there as they come.
     let mut sink: Box<dyn Write> = match &a.output {
@@ -901,15 +897,50 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
         report::logs::write_occupancy(&p, &out.occupancy).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     let res = sink.write_all(text.as_bytes()).and_then(|_| sink.flush());
-    let where_to = a
-        .output
-        .as_ref()
-        .map_or("stdout".to_string(), |p| p.display().to_string());
-    match (write_err, res) {
-        (Some(e), _) | (None, Err(e)) if a.output.is_some() => return Err(format!("{where_to}: {e}")),
-        _ => {}
+    if let Some(e) = write_err.or(res.err()) {
+        return Err(match &a.output {
+            Some(p) => format!("{}: {e}", p.display()),
+            None => nvmesim::stdout::on_error(e),
+        });
     }
     nvmesim::sweep::run::check_verify(&out)
+}
+
+/// Smallest `--occupancy-log` interval: 1 us (0.001 ms). Each sample records
+/// every used SQ, so a run of T seconds keeps T / interval samples per SQ;
+/// at 1 us a 1 s run is a million samples per SQ, about as much as a run's
+/// memory should hold. Documented limit.
+const MIN_OCCUPANCY_MS: f64 = 0.001;
+
+/// `--occupancy-log MS` as a sampling interval in ns.
+fn occupancy_interval_ns(ms: f64) -> Result<u64, String> {
+    if ms.is_finite() && (MIN_OCCUPANCY_MS..=1e9).contains(&ms) {
+        Ok((ms * 1e6).round() as u64)
+    } else {
+        Err(format!(
+            "--occupancy-log {ms}: expected a number of milliseconds from {MIN_OCCUPANCY_MS} (1 us) to 1e9"
+        ))
+    }
+}
+
+/// `--log-dir` must be a directory when anything will be written there;
+/// checked before the drive is built, not after the run.
+fn check_log_dir(dir: &std::path::Path, spec: &RunSpec, occupancy: bool) -> Result<(), String> {
+    let logs = spec.job.as_ref().is_some_and(|j| {
+        j.text.lines().any(|l| {
+            let l = l.trim_start();
+            ["write_lat_log", "write_bw_log", "write_iops_log"]
+                .iter()
+                .any(|o| l.starts_with(o))
+        })
+    });
+    if (logs || occupancy) && !dir.is_dir() {
+        return Err(format!(
+            "--log-dir {}: not a directory (the job's logs go there); create it first",
+            dir.display()
+        ));
+    }
+    Ok(())
 }
 
 fn cmd_sweep(a: SweepArgs) -> Result<(), String> {
@@ -922,9 +953,9 @@ fn cmd_sweep(a: SweepArgs) -> Result<(), String> {
             } else {
                 ""
             };
-            println!("{}{done}", r.name);
+            outln!("{}{done}", r.name)?;
         }
-        println!("{} runs", runs.len());
+        outln!("{} runs", runs.len())?;
         return Ok(());
     }
     if let Some(addr) = &a.ray {
@@ -977,6 +1008,7 @@ fn cmd_sweep(a: SweepArgs) -> Result<(), String> {
     );
     if s.failed > 0 {
         eprintln!("       failed runs: their errors are in the table's `error` column and in OUT/<run>.error.txt");
+        return Err(format!("sweep: {} of {} runs failed", s.failed, s.runs));
     }
     Ok(())
 }
@@ -992,7 +1024,7 @@ fn cmd_plot(a: PlotArgs) -> Result<(), String> {
         title: a.title,
     };
     let stem = nvmesim::sweep::plot::plot_sweep(&a.dir, &spec)?;
-    println!("{}.svg\n{}.png", stem.display(), stem.display());
+    outln!("{}.svg\n{}.png", stem.display(), stem.display())?;
     Ok(())
 }
 
@@ -1000,7 +1032,7 @@ fn cmd_presets() -> Result<(), String> {
     let list = config::list_presets();
     let w = list.iter().map(|(_, n, _)| n.len()).max().unwrap_or(10);
     for kind in ["host", "device"] {
-        println!("{} presets:", kind);
+        outln!("{} presets:", kind)?;
         for (k, name, desc) in &list {
             if *k == kind {
                 let def = if (*k == "host" && *name == config::DEFAULT_HOST)
@@ -1010,7 +1042,7 @@ fn cmd_presets() -> Result<(), String> {
                 } else {
                     ""
                 };
-                println!("  {name:<w$}  {desc}{def}");
+                outln!("  {name:<w$}  {desc}{def}")?;
             }
         }
     }
@@ -1046,7 +1078,7 @@ fn bench_start_only(device: &str) -> Result<(), String> {
     let m = machine::Machine::new(cfg, &jobs, &opts)?;
     let secs = t.elapsed().as_secs_f64();
     drop(m);
-    println!("{secs} {cap} {}", peak_rss_bytes());
+    outln!("{secs} {cap} {}", peak_rss_bytes())?;
     Ok(())
 }
 
@@ -1055,11 +1087,11 @@ fn bench_sweep(path: &std::path::Path, workers: Option<usize>) -> Result<(), Str
     let n = workers.unwrap_or_else(nvmesim::sweep::exec::default_workers);
     let sweep = Sweep::load(path)?;
     let runs = sweep.plan()?;
-    println!(
+    outln!(
         "nvmesim bench --sweep {}: {} runs, on 1 worker then on {n}",
         path.display(),
         runs.len()
-    );
+    )?;
     let mut tables = Vec::new();
     let mut walls = Vec::new();
     for w in [1, n] {
@@ -1069,27 +1101,27 @@ fn bench_sweep(path: &std::path::Path, workers: Option<usize>) -> Result<(), Str
         let s = nvmesim::sweep::exec::run_local(&sweep, &runs, &dir, w, &mut *bar)?;
         let csv = std::fs::read(dir.join("results.csv")).map_err(|e| e.to_string())?;
         let _ = std::fs::remove_dir_all(&dir);
-        println!(
+        outln!(
             "  {w} worker{:<2}  {:>8.2} s wall   ({} failed)",
             if w == 1 { "" } else { "s" },
             s.wall_s,
             s.failed
-        );
+        )?;
         tables.push(csv);
         walls.push(s.wall_s);
     }
-    println!(
+    outln!(
         "  ratio          {:>8.2}   ({n} workers / 1; target <= 0.6 on 2 cores)",
         walls[1] / walls[0]
-    );
-    println!(
+    )?;
+    outln!(
         "  tables         {}",
         if tables[0] == tables[1] {
             "identical"
         } else {
             "DIFFER (a determinism bug)"
         }
-    );
+    )?;
     Ok(())
 }
 
@@ -1127,27 +1159,27 @@ fn cmd_bench(a: BenchArgs) -> Result<(), String> {
     let rss = peak_rss_bytes();
     let wa = m.ssd.as_ref().map(|s| s.write_amplification()).unwrap_or(1.0);
     let gc = m.ssd.as_ref().map(|s| s.gc_victims).unwrap_or(0);
-    println!(
+    outln!(
         "nvmesim bench: 4 KiB randrw 70/30, 4 jobs x QD32, {} (sustained steady-state precondition)",
         a.device
-    );
-    println!("  setup + precondition   {:>10.2} s", setup.as_secs_f64());
-    println!("  simulated I/Os         {:>10}", ios);
-    println!("  simulated time         {:>10.3} s", sim_end as f64 / 1e9);
-    println!("  events                 {:>10}", m.q.processed());
-    println!("  GC victims collected   {:>10}", gc);
-    println!("  write amplification    {:>10.2}", wa);
-    println!("  wall time (1 core)     {:>10.2} s", wall);
-    println!(
+    )?;
+    outln!("  setup + precondition   {:>10.2} s", setup.as_secs_f64())?;
+    outln!("  simulated I/Os         {:>10}", ios)?;
+    outln!("  simulated time         {:>10.3} s", sim_end as f64 / 1e9)?;
+    outln!("  events                 {:>10}", m.q.processed())?;
+    outln!("  GC victims collected   {:>10}", gc)?;
+    outln!("  write amplification    {:>10.2}", wa)?;
+    outln!("  wall time (1 core)     {:>10.2} s", wall)?;
+    outln!(
         "  simulated I/Os per s   {:>10.0}   (target >= 1,000,000)",
         ios as f64 / wall
-    );
-    println!(
+    )?;
+    outln!(
         "  peak memory            {:>10.1} MiB = {:.2}x the L2P map ({:.1} MiB; target <= 2.5x)",
         rss as f64 / 1048576.0,
         rss as f64 / l2p_bytes.max(1) as f64,
         l2p_bytes as f64 / 1048576.0
-    );
+    )?;
     drop(m);
     // A 1.6 TB-class drive must be ready (built and preconditioned) quickly:
     // timed in a fresh process, as a user starting a run would see it.
@@ -1172,12 +1204,12 @@ fn cmd_bench(a: BenchArgs) -> Result<(), String> {
         ),
         _ => return Err(format!("start-time child printed '{}'", stdout.trim())),
     };
-    println!(
+    outln!(
         "  {} ({:.2} TB) start incl. steady-state precondition: {:.2} s, peak memory {:.0} MiB   (target < 5 s)",
         a.big_device,
         cap / 1e12,
         secs,
         rss / 1048576.0
-    );
+    )?;
     Ok(())
 }

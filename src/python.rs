@@ -46,7 +46,8 @@ fn run(
     if let Some(p) = config_path {
         spec.config = Some(Source::read_config(&p).map_err(err)?);
     }
-    py.detach(move || spec.fio_json(plus)).map_err(err)
+    // A panic in the model surfaces as NvmesimError, not pyo3's PanicException.
+    py.detach(move || exec::guarded(|| spec.fio_json(plus))).map_err(err)
 }
 
 /// Run a RunSpec as a sweep does (json+, panics caught): `(True, json)` or
@@ -78,18 +79,24 @@ impl Plan {
     /// Load `path` (a sweep TOML) and plan its runs.
     #[new]
     fn new(path: PathBuf) -> PyResult<Plan> {
-        let sweep = Sweep::load(&path).map_err(err)?;
-        let runs = sweep.plan().map_err(err)?;
-        Ok(Plan { sweep, runs })
+        exec::guarded(|| {
+            let sweep = Sweep::load(&path)?;
+            let runs = sweep.plan()?;
+            Ok(Plan { sweep, runs })
+        })
+        .map_err(err)
     }
 
     /// A sweep given as a JSON object (a Python dict with the sweep file's
     /// keys); its relative paths are relative to `base_dir`.
     #[staticmethod]
     fn from_json(json: &str, base_dir: PathBuf) -> PyResult<Plan> {
-        let sweep = Sweep::from_json(json, "<sweep dict>", &base_dir).map_err(err)?;
-        let runs = sweep.plan().map_err(err)?;
-        Ok(Plan { sweep, runs })
+        exec::guarded(|| {
+            let sweep = Sweep::from_json(json, "<sweep dict>", &base_dir)?;
+            let runs = sweep.plan()?;
+            Ok(Plan { sweep, runs })
+        })
+        .map_err(err)
     }
 
     fn __len__(&self) -> usize {
@@ -122,9 +129,7 @@ impl Plan {
 
     /// Build `out/results.csv` and `out/results.parquet` from the run files; returns the row count.
     fn write_table(&self, out: PathBuf) -> PyResult<usize> {
-        exec::write_table(&self.sweep, &self.runs, &out)
-            .map(|t| t.rows.len())
-            .map_err(err)
+        exec::guarded(|| exec::write_table(&self.sweep, &self.runs, &out).map(|t| t.rows.len())).map_err(err)
     }
 
     /// Run the pending runs on `workers` local threads (None: every core, as
@@ -145,7 +150,7 @@ impl Plan {
         let s = py
             .detach(|| {
                 let mut bar = exec::progress_bar(progress);
-                exec::run_local(&self.sweep, &self.runs, Path::new(&out), workers, &mut *bar)
+                exec::guarded(|| exec::run_local(&self.sweep, &self.runs, Path::new(&out), workers, &mut *bar))
             })
             .map_err(err)?;
         Ok((s.runs, s.ran, s.skipped, s.failed, s.workers, s.wall_s))

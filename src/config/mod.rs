@@ -8,3 +8,5 @@ mod schema;
 pub use schema::*;
 mod presets;
 pub use presets::*;
+mod validate;
+pub use validate::*;

@@ -134,10 +134,12 @@ pub fn load_machine(
     if let Some(r) = &device.queue_map.read_write_ratio {
         crate::host::queue_map::parse_ratio(r).map_err(|e| format!("{path}: [device.queue_map]: {e}"))?;
     }
-    for vm in &vms {
+    let cfg = MachineConfig { host, device, vms };
+    super::validate(&cfg, path)?;
+    for vm in &cfg.vms {
         crate::virt::check_config(vm).map_err(|e| format!("{path}: [[vm]] '{}': {e}", vm.name))?;
     }
-    Ok(MachineConfig { host, device, vms })
+    Ok(cfg)
 }
 
 /// (kind, name, description) of every built-in preset.

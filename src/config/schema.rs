@@ -1,5 +1,12 @@
 //! Typed form of the machine config. Field units are in the names
 //! (`_ns`, `_bytes`, `_bytes_per_s`) so a TOML reader never has to guess.
+//!
+//! Every numeric key has a valid range, checked at load by
+//! `config/validate.rs` (an error names the file, table and key); the range
+//! is given as `Range:` in each key's documentation. Common bounds (their
+//! reasoning is in `validate.rs`): CPU costs and every `_ns` time 0 to 1 s
+//! (`MAX_STEP_NS`); `[host.virt]` cycles 0 to 1e9; shared cache lines 0 to
+//! 64; bandwidths 1 MB/s to 1 TB/s; buffers up to 1 TiB.
 
 use serde::{Deserialize, Serialize};
 
@@ -23,11 +30,15 @@ pub struct HostConfig {
     /// Where the numbers come from (free text, also shown by `nvmesim presets`).
     #[serde(default)]
     pub source: String,
+    /// Range: 1 to 1024; sockets x cores_per_socket x threads_per_core at most 1024 (fio's FIO_MAX_CPUS).
     pub sockets: u32,
+    /// Range: 1 to 1024 (see `sockets`).
     pub cores_per_socket: u32,
     /// Hardware threads per core (SMT). Logical CPUs = sockets * cores_per_socket * threads_per_core.
+    /// Range: 1 to 1024 (see `sockets`).
     #[serde(default = "one")]
     pub threads_per_core: u32,
+    /// Range: 0.1 to 10.
     pub clock_ghz: f64,
     /// Interconnect hops between sockets (`sockets` rows of `sockets`
     /// numbers, 0 on the diagonal), as `numactl --hardware` distances would
@@ -50,7 +61,9 @@ fn one() -> u32 {
     1
 }
 
-/// CPU time, in nanoseconds, of each step of the block I/O path. These are
+/// CPU time, in nanoseconds, of each step of the block I/O path
+/// (Range of every `_ns` key: 0 to 1e9; of the `_lines` keys: 0 to 64;
+/// `memcpy_bytes_per_s`: 1e6 to 1e12). These are
 /// charged to the core the step runs on (submission: the issuing thread's
 /// core; completion: the core that takes the CQ's interrupt).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -144,6 +157,7 @@ pub struct HmbConfig {
     pub size_bytes: u64,
     /// Metadata entries (requests in the HMB at once).
     #[serde(default = "hmb_entries_default")]
+    /// Range (with an HMB): 1 to 65536.
     pub metadata_entries: u32,
     /// Size of each host memory segment in the descriptor list.
     #[serde(default = "hmb_segment_default")]
@@ -194,8 +208,10 @@ fn hmb_class_default() -> u8 {
 #[serde(deny_unknown_fields)]
 pub struct SchedulerConfig {
     /// Mean time between migration decisions for an unpinned thread (exponential).
+    /// Range: 0 to 3.6e12 (an hour).
     pub migration_interval_ns: u64,
     /// Probability that a migration decision moves the thread to another allowed CPU.
+    /// Range: 0 to 1.
     pub migration_probability: f64,
 }
 
@@ -216,12 +232,14 @@ pub struct DeviceConfig {
     pub elevator: ElevatorKind,
     /// Legacy layer: requests the queue may have allocated at once (nr_requests, BLKDEV_MAX_RQ = 128).
     #[serde(default = "nr_requests_default")]
+    /// Range: 1 to 65536.
     pub nr_requests: u32,
     /// blk-mq: one software queue per CPU (`per-core`, Linux) or one shared by all CPUs (`shared`).
     #[serde(default)]
     pub sw_queues: SwQueuesKind,
     /// blk-mq: hardware queues to use (0 = as many as the queue map and device allow).
     #[serde(default)]
+    /// Range: 0 to 65535.
     pub hw_queues: u32,
     /// The block layer's largest request in KiB (`/sys/block/*/queue/max_sectors_kb`):
     /// a bio above it, or above the driver's `max_hw_sectors`, is split into
@@ -416,14 +434,19 @@ pub struct PcieConfig {
 #[serde(deny_unknown_fields)]
 pub struct NvmeConfig {
     /// Number of I/O queue pairs the controller supports (Number of Queues feature).
+    /// Range: 1 to 65535.
     pub max_io_queues: u32,
     /// Maximum entries per I/O queue (CAP.MQES + 1).
+    /// Range: 2 to 65536.
     pub max_queue_entries: u32,
     /// Queue entries the Linux driver uses per SQ (nvme io_queue_depth, default 1024), capped by max_queue_entries.
+    /// Range: 2 to 65536.
     pub driver_queue_depth: u32,
     /// Commands the controller can hold in flight at once (command slots).
+    /// Range: 1 to 1048576 (documented limit).
     pub command_slots: u32,
     /// Arbitration burst: SQEs fetched from one SQ per arbitration visit (2^AB), the reset value.
+    /// Range: 0 to 65536.
     pub arbitration_burst: u32,
     /// CAP.AMS bit 17: the controller supports weighted round robin with urgent priority class.
     #[serde(default)]
@@ -435,6 +458,7 @@ pub struct NvmeConfig {
     /// Firmware (controller CPU) time to decode and dispatch one command.
     pub firmware_ns_per_command: u64,
     /// Controller cores running the command firmware in parallel.
+    /// Range: 1 to 1024.
     pub firmware_cores: u32,
     /// Firmware time to post one completion (build CQE, update head pointers).
     #[serde(default)]
@@ -480,8 +504,10 @@ impl DeviceConfig {
 #[serde(deny_unknown_fields)]
 pub struct SsdConfig {
     /// Capacity the host sees (bytes).
+    /// Range: one mapping unit to less than the raw NAND.
     pub user_capacity_bytes: u64,
     /// FTL mapping unit (logical page), normally 4 KiB.
+    /// Range: 512 to `page_bytes`, dividing it.
     pub mapping_unit_bytes: u32,
     pub nand: NandConfig,
     pub cache: WriteCacheConfig,
@@ -516,6 +542,9 @@ pub struct ReadAheadConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NandConfig {
+    /// Range: 1 to 1024 (and dies_per_channel 1 to 1024, planes_per_die 1 to 16,
+    /// blocks_per_plane 1 to 2^24, pages_per_block 1 to 65536, page_bytes 512 to 1 MiB;
+    /// all mapping units together fewer than 2^32).
     pub channels: u32,
     pub dies_per_channel: u32,
     pub planes_per_die: u32,
@@ -523,6 +552,7 @@ pub struct NandConfig {
     pub pages_per_block: u32,
     pub page_bytes: u32,
     /// Pages written by one program operation per plane (1 for SLC/MLC page programming, 3 for TLC one-shot).
+    /// Range: 1 to 4, dividing pages_per_block.
     #[serde(default = "one")]
     pub pages_per_program: u32,
     /// Array read time tR.
@@ -558,6 +588,8 @@ pub struct NandConfig {
 #[serde(deny_unknown_fields)]
 pub struct WriteCacheConfig {
     /// DRAM buffer for write data (write-back); a write completes to the host once its data is in here.
+    /// Range: one program unit (planes x pages_per_program x page_bytes) to 1 TiB; it must also hold
+    /// the largest write a job sends (checked against the jobs before the run).
     pub capacity_bytes: u64,
 }
 
@@ -565,6 +597,8 @@ pub struct WriteCacheConfig {
 #[serde(deny_unknown_fields)]
 pub struct GcConfig {
     /// Start GC on a die when its free blocks (summed over its planes) drop to this.
+    /// Range: urgent_free_blocks <= start_free_blocks <= stop_free_blocks <= the die's blocks, and
+    /// the stop level (plus one open block per plane) must leave data blocks that hold the user capacity.
     pub start_free_blocks: u32,
     /// Stop GC on the die when its free blocks climb back to this.
     pub stop_free_blocks: u32,
@@ -720,6 +754,7 @@ pub struct VmDiskConfig {
 #[serde(deny_unknown_fields)]
 pub struct VmConfig {
     pub name: String,
+    /// Range: 1 to 1024.
     pub vcpus: u32,
     /// Guest memory (recorded; direct I/O bypasses the guest page cache, so it does not enter the model).
     #[serde(default)]
@@ -735,6 +770,7 @@ pub struct VmConfig {
     /// since QEMU 5.0); the guest driver's tag depth per queue (virtio_blk uses the
     /// ring size when indirect descriptors are offered, as QEMU does).
     #[serde(default = "vq_size_default")]
+    /// Range: 1 to 32768 (VIRTIO 1.1).
     pub queue_size: u32,
     /// One IOThread per entry, on that host CPU; virtqueues are dealt to them
     /// round-robin (QEMU's iothread-vq-mapping with a list of IOThreads).

@@ -695,12 +695,6 @@ impl Machine {
         // dispatches; an NVMe driver behind the legacy queue takes as many
         // as its one queue has tags.
         let driver_depth = if null_dev { u32::MAX } else { tag_depth };
-        if cfg.device.max_sectors_kb.is_some_and(|kb| kb < 4) {
-            return Err(format!(
-                "[device] max_sectors_kb = {}: must be at least 4 (one 4 KiB page)",
-                cfg.device.max_sectors_kb.unwrap_or(0)
-            ));
-        }
         let max_rq_bytes = cfg.device.max_request_bytes();
         let rq = RequestQueue::new(
             Elevator::new(cfg.device.elevator, max_rq_bytes),

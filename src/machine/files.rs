@@ -37,7 +37,7 @@ pub fn layout(jobs: &FioJobFile, namespace: u64) -> Result<Vec<Vec<(u64, u64)>>,
                         SizeSpec::Bytes(o) => o,
                         SizeSpec::Percent(_) => 0,
                     };
-                    off + b
+                    off.saturating_add(b)
                 }
                 (None, Some(SizeSpec::Percent(p))) => (namespace as f64 * p / 100.0) as u64,
                 (None, None) => {
@@ -67,7 +67,7 @@ pub fn layout(jobs: &FioJobFile, namespace: u64) -> Result<Vec<Vec<(u64, u64)>>,
             extents.push((0, namespace));
             continue;
         }
-        if next + size > namespace {
+        if next.checked_add(*size).is_none_or(|end| end > namespace) {
             return Err(format!(
                 "file '{name}' ({size} bytes) does not fit in the namespace ({namespace} bytes) after the files before it"
             ));

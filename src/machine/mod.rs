@@ -6,6 +6,7 @@
 
 mod engine;
 mod files;
+pub mod precheck;
 mod results;
 
 pub use engine::{Machine, OccupancySample, Precondition, RunOptions, SsTracker};

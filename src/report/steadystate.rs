@@ -32,7 +32,8 @@ impl SteadyState {
     pub fn new(spec: SteadyStateSpec) -> Self {
         SteadyState {
             spec,
-            samples: VecDeque::with_capacity(spec.duration_s as usize),
+            // Grown as samples arrive: a long window is reserved only if the run lasts that long.
+            samples: VecDeque::new(),
             attained: false,
             criterion: 0.0,
             slope: 0.0,

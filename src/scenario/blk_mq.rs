@@ -262,16 +262,21 @@ amortized over a depth of 32): a core cannot go faster than 1 / that.\n"
     let mut iops_panels = Vec::new();
     let mut lat_panels = Vec::new();
     let _ = writeln!(md, "## Asynchronous 512 B random reads: IOPS against cores\n");
-    println!("async 512 B random reads, QD32 per job (IOPS)");
+    crate::outln!("async 512 B random reads, QD32 per job (IOPS)")?;
     let mut ratios = Vec::new();
     for (m, h) in setup.machine.iter().zip(&hosts) {
         let mut pts: Vec<Vec<(u32, Point)>> = vec![Vec::new(); setup.layers.len()];
         let mut sync_pts: Vec<Vec<(u32, Point)>> = vec![Vec::new(); setup.layers.len()];
-        println!("  {}", m.host);
-        println!(
+        crate::outln!("  {}", m.host)?;
+        crate::outln!(
             "    {:>5}  {:>12}  {:>12}  {:>12}   {:>10}  {:>8}",
-            "cores", "single-queue", "blk-mq", "bypass", "lock wait", "lock busy"
-        );
+            "cores",
+            "single-queue",
+            "blk-mq",
+            "bypass",
+            "lock wait",
+            "lock busy"
+        )?;
         for &n in &m.cores {
             if n > h.sockets * h.cores_per_socket {
                 return Err(format!("blk_mq/scenario.toml: {} has no {n} cores", m.host));
@@ -326,7 +331,7 @@ amortized over a depth of 32): a core cannot go faster than 1 / that.\n"
                     .map(|(_, p)| mega(p.iops))
                     .unwrap_or_default()
             };
-            println!(
+            crate::outln!(
                 "    {:>5}  {:>12}  {:>12}  {:>12}   {:>10}  {:>8}",
                 n,
                 cell(0),
@@ -338,7 +343,7 @@ amortized over a depth of 32): a core cannot go faster than 1 / that.\n"
                 lock.as_ref()
                     .map(|l| format!("{:.0}%", l.busy * 100.0))
                     .unwrap_or_default(),
-            );
+            )?;
         }
         // Markdown: IOPS table with the single-queue lock figures beside it.
         let _ = writeln!(md, "### {} ({} x {} cores)\n", h.name, h.sockets, h.cores_per_socket);
@@ -539,15 +544,15 @@ and the collision rate grows with cores and hand-off distance the same way as fo
         md,
         "| machine | cores | IOPS ratio (blk-mq / single-queue) | sync latency: blk-mq / single-queue |\n|---|---:|---:|---:|"
     );
-    println!();
+    crate::outln!()?;
     for (name, full, ir, lr, lm, ls) in &ratios {
         let _ = writeln!(
             md,
             "| `{name}` | {full} | {ir:.2}x | {lr:.2}x ({lm:.2} µs / {ls:.2} µs) |"
         );
-        println!(
+        crate::outln!(
             "{name:<12} {full:>3} cores: blk-mq/single-queue IOPS {ir:>6.2}x   sync latency {lr:>5.2}x ({lm:.2} µs vs {ls:.2} µs)"
-        );
+        )?;
     }
     let _ = writeln!(md);
 
@@ -595,7 +600,7 @@ socket, or one per core. CPUs are spread over hardware queues the way Linux spre
 (consecutive CPUs share a queue), and the cores mapped to a hardware queue share its tag set \
 and its state lines.\n"
     );
-    println!("\nmapping strategies on {} (async IOPS)", mh.name);
+    crate::outln!("\nmapping strategies on {} (async IOPS)", mh.name)?;
     let mut map_series = Vec::new();
     let mut head = String::from("| cores |");
     let mut rule = String::from("|---:|");
@@ -629,13 +634,13 @@ and its state lines.\n"
                 pts.push((n as f64, p.iops));
                 col.push(p);
             }
-            println!(
+            crate::outln!(
                 "  {label:<22} {}",
                 col.iter()
                     .map(|p| format!("{:>7}", mega(p.iops)))
                     .collect::<Vec<_>>()
                     .join(" ")
-            );
+            )?;
             cols.push(col);
             map_series.push(Series { label, points: pts });
         }
@@ -718,7 +723,7 @@ busy a third to a half of the time); real cache misses and interrupts would add 
     );
     write(dir, "report.md", &md)?;
     write(dir, "results.json", &serde_json::to_string_pretty(&rows).unwrap())?;
-    println!("wrote {}", dir.join("report.md").display());
+    crate::outln!("wrote {}", dir.join("report.md").display())?;
     Ok(())
 }
 

@@ -127,10 +127,14 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
         if quick { "200 ms" } else { "1 s" }
     );
     let mut all_ok = true;
-    println!(
+    crate::outln!(
         "{:<18} {:<36} {:>16} {:>16} {:>8}   die% ch% pcie% cpu%",
-        "device", "workload", "simulated", "datasheet", "error"
-    );
+        "device",
+        "workload",
+        "simulated",
+        "datasheet",
+        "error"
+    )?;
     for (name, _) in config::DEVICE_PRESETS.iter() {
         let dev = config::device_preset(name)?;
         if dev.kind != DeviceKind::Ssd {
@@ -183,7 +187,7 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
             };
             if !sheet.is_finite() {
                 // The datasheet gives no figure for this workload: show ours, compare nothing.
-                println!(
+                crate::outln!(
                     "{:<18} {:<36} {:>10.0} {:<5} {:>16} {:>8}   {}",
                     name,
                     w.name,
@@ -192,7 +196,7 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
                     "not stated",
                     "",
                     util_text(u)
-                );
+                )?;
                 let _ = writeln!(md, "| {} | {sim:.0} {u} | not stated | - | {umd} |", w.name, u = w.unit);
                 rows.push(row(name, w.name, w.metric, sim, w.unit));
                 continue;
@@ -209,7 +213,7 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
             } else {
                 w.name.to_string()
             };
-            println!(
+            crate::outln!(
                 "{:<18} {:<36} {:>10.0} {:<5} {:>10.0} {:<5} {:>+7.1}%   {}",
                 name,
                 w.name,
@@ -219,7 +223,7 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
                 w.unit,
                 err,
                 util_text(u)
-            );
+            )?;
             let _ = writeln!(
                 md,
                 "| {label} | {sim:.0} {u} | {sheet:.0} {u} | {err:+.1}% | {umd} |",
@@ -236,12 +240,12 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
         "All figures within ±20% of the datasheet: **{}**.\n",
         if all_ok { "yes" } else { "no" }
     );
-    println!(
+    crate::outln!(
         "all figures within ±20% of their datasheet: {}",
         if all_ok { "yes" } else { "no" }
-    );
+    )?;
     write(dir, "report.md", &md)?;
     write(dir, "results.json", &serde_json::to_string_pretty(&rows).unwrap())?;
-    println!("wrote {}", dir.join("report.md").display());
+    crate::outln!("wrote {}", dir.join("report.md").display())?;
     Ok(())
 }

@@ -207,7 +207,7 @@ pub(crate) fn finish(dir: &Path, md: &str, rows: &[Value]) -> Result<(), String>
         "results.json",
         &serde_json::to_string_pretty(rows).map_err(|e| e.to_string())?,
     )?;
-    println!("{md}");
+    crate::outln!("{md}")?;
     Ok(())
 }
 

@@ -45,16 +45,25 @@ fn spec_text(run: &PlannedRun) -> String {
 /// Simulate one run; a panic in the model is caught and reported as the
 /// run's failure rather than ending the sweep.
 pub fn execute(run: &PlannedRun) -> Outcome {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run.spec.fio_json(true))) {
-        Ok(Ok(text)) => Outcome::Done(text),
-        Ok(Err(e)) => Outcome::Failed(e),
+    match guarded(|| run.spec.fio_json(true)) {
+        Ok(text) => Outcome::Done(text),
+        Err(e) => Outcome::Failed(e),
+    }
+}
+
+/// Runs `f`, turning a panic inside it into an error message
+/// (`internal error (a bug in nvmesim; please report it): ...`): a sweep
+/// worker or the Python binding reports it instead of dying with it.
+pub fn guarded<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
         Err(p) => {
             let msg = p
                 .downcast_ref::<String>()
                 .cloned()
                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_default();
-            Outcome::Failed(format!("internal error (a bug in nvmesim; please report it): {msg}"))
+            Err(format!("internal error (a bug in nvmesim; please report it): {msg}"))
         }
     }
 }
@@ -472,6 +481,20 @@ pub fn progress_bar(enabled: bool) -> Box<dyn FnMut(usize, usize, usize)> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn guarded_turns_a_panic_into_an_error() {
+        assert_eq!(super::guarded(|| Ok::<_, String>(3)), Ok(3));
+        assert_eq!(
+            super::guarded(|| Err::<u8, _>("bad".to_string())),
+            Err("bad".to_string())
+        );
+        let e = super::guarded::<u8>(|| panic!("boom {}", 7)).unwrap_err();
+        assert_eq!(e, "internal error (a bug in nvmesim; please report it): boom 7");
+        let e = super::guarded::<u8>(|| panic!("static")).unwrap_err();
+        assert!(e.ends_with(": static"), "{e}");
+    }
+
     use super::*;
     use crate::sweep::run::RunSpec;
 

@@ -25,7 +25,8 @@ impl Source {
     /// does for a job file: `FILE: unable to open job file: ...`).
     pub fn read_job(path: &Path) -> Result<Source, String> {
         let name = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| format!("{name}: unable to open job file: {e}"))?;
+        let f = std::fs::File::open(path).map_err(|e| format!("{name}: unable to open job file: {e}"))?;
+        let bytes = crate::input::read_bounded(f, &name, crate::input::JOB)?;
         Ok(Source {
             path: name,
             text: String::from_utf8_lossy(&bytes).into_owned(),
@@ -34,7 +35,8 @@ impl Source {
 
     pub fn read_config(path: &Path) -> Result<Source, String> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
+        let bytes = crate::input::read_file(path, crate::input::CONFIG)?;
+        let text = String::from_utf8(bytes).map_err(|e| format!("{name}: {e}"))?;
         Ok(Source { path: name, text })
     }
 }

@@ -183,15 +183,23 @@ fn expand(path: &str, key: &str, v: &toml::Value) -> Result<Vec<Value>, String> 
                     if s < 1 {
                         return Err(err("'step' must be at least 1"));
                     }
+                    // Counted before any value is made: {from = 1, to = 1e9} is refused at once.
+                    let n = (i128::from(to) - i128::from(from)) / i128::from(s) + 1;
+                    if n > MAX_VALUES as i128 {
+                        return Err(err(&format!("{n} values: more than {MAX_VALUES}")));
+                    }
                     let mut x = from;
                     while x <= to {
                         out.push(Value::Int(x));
-                        x += s;
+                        match x.checked_add(s) {
+                            Some(y) => x = y,
+                            None => break,
+                        }
                     }
                 }
             }
-            if out.len() > 100_000 {
-                return Err(err("more than 100000 values"));
+            if out.len() > MAX_VALUES {
+                return Err(err(&format!("more than {MAX_VALUES} values")));
             }
             Ok(out)
         }
@@ -201,11 +209,23 @@ fn expand(path: &str, key: &str, v: &toml::Value) -> Result<Vec<Value>, String> 
     }
 }
 
+/// Most values one `[vary]` range or list may give: 100,000.
+/// Documented limit (a range is expanded into a list of values).
+pub const MAX_VALUES: usize = 100_000;
+
+/// Most runs a sweep may plan: 100,000. Every planned run holds its job
+/// and config texts (kilobytes), and at 0.1-1 s a run 100,000 runs are a day
+/// or more of one workstation: beyond that a typo is likelier than a study.
+/// Checked from the product of the value counts, before any run is planned.
+/// Documented limit.
+pub const MAX_RUNS: usize = 100_000;
+
 impl Sweep {
     /// Read and check a sweep file; its job, config and guest job files are
     /// read now (relative to the sweep file), so a run never touches the disk.
     pub fn load(path: &Path) -> Result<Sweep, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let bytes = crate::input::read_file(path, crate::input::CONFIG)?;
+        let text = String::from_utf8(bytes).map_err(|e| format!("{}: {e}", path.display()))?;
         Sweep::parse(
             &text,
             &path.display().to_string(),
@@ -396,8 +416,13 @@ impl Sweep {
             .iter()
             .map(|p| p.values.len())
             .try_fold(self.seeds.len(), |a, n| a.checked_mul(n))
-            .filter(|&n| n <= 10_000_000)
-            .ok_or_else(|| format!("{}: more than 10 million runs", self.path))?;
+            .filter(|&n| n <= MAX_RUNS)
+            .ok_or_else(|| {
+                format!(
+                    "{}: more than {MAX_RUNS} runs (seeds x the values of every [vary] key)",
+                    self.path
+                )
+            })?;
         let mut runs = Vec::with_capacity(total);
         let mut idx = vec![0usize; self.vary.len()];
         let mut names: BTreeMap<String, usize> = BTreeMap::new();
@@ -626,6 +651,20 @@ mod tests {
         )
         .unwrap();
         Sweep::parse(text, "s.toml", &dir)
+    }
+
+    #[test]
+    fn huge_ranges_and_grids_are_refused_before_planning() {
+        let t = std::time::Instant::now();
+        let e = sweep("job='j.fio'\n[vary]\nnumber_ios={from=1,to=1000000000,step=1}\n").unwrap_err();
+        assert!(e.contains("1000000000 values: more than 100000"), "{e}");
+        let e = sweep("job='j.fio'\n[vary]\nnumber_ios={from=1,to=9223372036854775807,step=1}\n").unwrap_err();
+        assert!(e.contains("more than 100000"), "{e}");
+        // 1000 x 1000 values: each list is fine, their product is not.
+        let s = sweep("job='j.fio'\n[vary]\nnumber_ios={from=1,to=1000}\nrate_iops={from=1,to=1000}\n").unwrap();
+        let e = s.plan().unwrap_err();
+        assert!(e.contains("more than 100000 runs"), "{e}");
+        assert!(t.elapsed().as_secs_f64() < 2.0, "{:?}", t.elapsed());
     }
 
     #[test]

@@ -179,8 +179,10 @@ fn failed_runs_are_recorded_and_the_sweep_goes_on() {
     );
     let out = d.join("o");
     let (ok, _, err) = run(&["sweep", s.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]);
-    assert!(ok, "a sweep with failed runs still completes: {err}");
+    // It completes (every run, the table) but exits non-zero with the count.
+    assert!(!ok, "a sweep with failed runs exits non-zero: {err}");
     assert!(err.contains("4 runs (4 run now, 0 already done, 3 failed)"), "{err}");
+    assert!(err.contains("nvmesim: sweep: 3 of 4 runs failed"), "{err}");
     let (head, rows) = csv(&out.join("results.csv"));
     let col = |n: &str| head.iter().position(|h| h == n).unwrap();
     assert_eq!(rows.len(), 4);
@@ -196,7 +198,7 @@ fn failed_runs_are_recorded_and_the_sweep_goes_on() {
     }
     // A rerun retries the failures (they fail again) and keeps the good run.
     let (ok, _, err) = run(&["sweep", s.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]);
-    assert!(ok);
+    assert!(!ok);
     assert!(err.contains("4 runs (3 run now, 1 already done, 3 failed)"), "{err}");
     let _ = std::fs::remove_dir_all(&d);
 }

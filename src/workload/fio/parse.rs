@@ -228,12 +228,16 @@ pub const DEFAULT_PERCENTILES: [f64; 17] = [
 /// Parse a job file from disk.
 pub fn parse_file(path: &Path) -> Result<FioJobFile, FioError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| FioError {
+    let io_err = |message: String| FioError {
         file: name.clone(),
         line: 0,
         option: None,
-        message: format!("unable to open job file: {e}"),
-    })?;
+        message,
+    };
+    let f = std::fs::File::open(path).map_err(|e| io_err(format!("unable to open job file: {e}")))?;
+    // Bounded: size, line length, binary data (crate::input).
+    let bytes = crate::input::read_bounded(f, "", crate::input::JOB)
+        .map_err(|e| io_err(e.trim_start_matches(": ").to_string()))?;
     parse_str(&String::from_utf8_lossy(&bytes), &name)
 }
 
@@ -1250,6 +1254,27 @@ const VERIFY_METHODS: &[&str] = &[
     "null",
 ];
 
+/// Longest `steadystate_duration`: one day. fio keeps one sample per second
+/// of the window and sets no maximum; a window of days is beyond any
+/// steady-state test (SNIA's PTS judges five one-minute rounds), and the
+/// bound keeps a typo from reserving gigabytes. Documented limit.
+const MAX_SS_DURATION_NS: u64 = 86_400 * 1_000_000_000;
+
+/// `direct`/`buffered`: nvmesim models no page cache, so buffered I/O
+/// (`direct=0`, `buffered=1`) is refused rather than simulated as direct.
+/// A job that sets neither runs as direct I/O (README, fio compatibility).
+fn direct_io(direct: bool) -> Result<bool, String> {
+    if direct {
+        Ok(true)
+    } else {
+        Err(
+            "buffered I/O (direct=0 or buffered=1) is not supported by nvmesim: it has no page cache model; \
+use direct=1 (a job without direct= runs as direct I/O)"
+                .into(),
+        )
+    }
+}
+
 /// Value check for an ignored option (so `disk_util=yes` is still an error).
 fn check_ignored_value(name: &str, v: Option<&str>, kb_base: u64) -> Result<(), String> {
     let one_of = |vals: &[&str]| -> Result<(), String> {
@@ -1576,6 +1601,12 @@ impl State {
                         need(v)?
                     ));
                 }
+                if ns > MAX_SS_DURATION_NS {
+                    return Err(format!(
+                        "'{}' is longer than nvmesim's limit of one day (86400 s: one sample a second)",
+                        need(v)?
+                    ));
+                }
                 self.ss_dur_ns = ns;
             }
             "steadystate_ramp_time" => self.ss_ramp_ns = parse_time_ns(need(v)?, true)?,
@@ -1608,8 +1639,8 @@ impl State {
             }
             "norandommap" => self.norandommap = parse_flag(v)?,
             "random_distribution" => self.random_distribution = parse_distribution(need(v)?)?,
-            "direct" => self.direct = parse_bool(v)?,
-            "buffered" => self.direct = !parse_bool(v)?,
+            "direct" => self.direct = direct_io(parse_bool(v)?)?,
+            "buffered" => self.direct = direct_io(!parse_bool(v)?)?,
             "loops" => self.loops = (parse_int_in(need(v)?, kb, 0, u32::MAX as u64)? as u32).max(1),
             "runtime" => self.runtime_ns = parse_time_ns(need(v)?, true)?,
             "ramp_time" => self.ramp_time_ns = parse_time_ns(need(v)?, true)?,
@@ -2516,7 +2547,12 @@ mod tests {
         assert!(!job("runtime=1\ntime_based=0").time_based);
         assert!(job("wait_for_previous").stonewall);
         assert!(job("direct=1").direct);
-        assert!(!job("buffered=1").direct);
+        assert!(job("buffered=0").direct);
+        for bad in ["[j]\ndirect=0\n", "[j]\nbuffered=1\n"] {
+            let e = err(bad);
+            assert_eq!(e.line, 2, "{e}");
+            assert!(e.message.contains("no page cache model"), "{e}");
+        }
         let e = err("[j]\ndirect\n");
         assert_eq!(e.option.as_deref(), Some("direct"));
         assert!(err("[j]\ndirect=2\n").message.contains("0 or 1"));
@@ -2594,6 +2630,8 @@ mod tests {
         assert!(e.message.contains("valid: none, mixed, both"), "{e}");
         let e = err("[j]\nsteadystate=lat:1%\n");
         assert!(e.message.contains("unknown criterion 'lat'"), "{e}");
+        let e = err("[j]\nsteadystate=iops:1%\nsteadystate_duration=4294967296\n");
+        assert!(e.message.contains("limit of one day"), "{e}");
         let e = err("[j]\nsteadystate_duration=1500ms\n");
         assert!(e.message.contains("whole number of seconds"), "{e}");
         assert_eq!(render_error("f", &0, &None, "m"), "f: m");

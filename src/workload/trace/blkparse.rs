@@ -89,6 +89,7 @@ impl BlkAction {
 /// errors.
 pub fn parse_blkparse(text: &str, file: &str, action: BlkAction) -> Result<Vec<TraceRecord>, TraceError> {
     let mut recs = Vec::new();
+    let mut lines = Vec::new();
     // First non-blank, non-event line since the last event line: an error if
     // another event line follows, else the start of the trailing summary.
     let mut stray: Option<usize> = None;
@@ -107,7 +108,10 @@ pub fn parse_blkparse(text: &str, file: &str, action: BlkAction) -> Result<Vec<T
         }
         seen_event = true;
         match parse_event(line, action) {
-            Ok(Some(r)) => recs.push(r),
+            Ok(Some(r)) => {
+                recs.push(r);
+                lines.push(lineno);
+            }
             Ok(None) => {}
             Err(msg) => return Err(TraceError::new(file, lineno, msg)),
         }
@@ -115,6 +119,8 @@ pub fn parse_blkparse(text: &str, file: &str, action: BlkAction) -> Result<Vec<T
     if let (false, Some(at)) = (seen_event, stray) {
         return Err(not_event(file, at));
     }
+    let times: Vec<u64> = recs.iter().map(|r: &TraceRecord| r.time_ns).collect();
+    super::check_span(&times, &lines, file)?;
     rebase_times(&mut recs);
     Ok(recs)
 }

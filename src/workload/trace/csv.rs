@@ -132,6 +132,7 @@ fn num<T: std::str::FromStr>(tok: &str, what: &str) -> Result<T, String> {
 pub fn parse_csv(text: &str, file: &str) -> Result<Vec<TraceRecord>, TraceError> {
     let mut cols: Option<Columns> = None;
     let mut recs = Vec::new();
+    let mut lines = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let err = |m: String| TraceError::new(file, i + 1, m);
         if line.trim().is_empty() {
@@ -139,9 +140,14 @@ pub fn parse_csv(text: &str, file: &str) -> Result<Vec<TraceRecord>, TraceError>
         }
         match &cols {
             None => cols = Some(Columns::from_header(line).map_err(err)?),
-            Some(c) => recs.push(parse_row(line, c).map_err(err)?),
+            Some(c) => {
+                recs.push(parse_row(line, c).map_err(err)?);
+                lines.push(i + 1);
+            }
         }
     }
+    let times: Vec<u64> = recs.iter().map(|r: &TraceRecord| r.time_ns).collect();
+    super::check_span(&times, &lines, file)?;
     rebase_times(&mut recs);
     Ok(recs)
 }

@@ -140,7 +140,18 @@ pub fn load(path: &Path, format: Option<TraceFormat>) -> Result<Vec<TraceRecord>
     let name = path.display().to_string();
     let text = read_text(path)?;
     let format = format.unwrap_or_else(|| guess_format(&text));
-    parse(&text, &name, format).map_err(|e| e.to_string())
+    let recs = parse(&text, &name, format).map_err(|e| e.to_string())?;
+    if !recs.iter().any(|r| r.op != TraceOp::Flush) {
+        return Err(format!(
+            "{name}: the trace has no read, write or trim requests to replay{}",
+            if text.trim().is_empty() {
+                " (the file is empty)"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(recs)
 }
 
 /// The file's text, decompressed if its name ends in `.zst`. Bytes that are
@@ -148,15 +159,27 @@ pub fn load(path: &Path, format: Option<TraceFormat>) -> Result<Vec<TraceRecord>
 /// with U+FFFD rather than rejected.
 pub fn read_text(path: &Path) -> Result<String, String> {
     let name = path.display();
-    let raw = std::fs::read(path).map_err(|e| format!("{name}: {e}"))?;
+    let lim = crate::input::TRACE;
     let is_zst = path
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("zst"));
     let bytes = if is_zst {
-        decompress_zstd(&raw).map_err(|e| format!("{name}: zstd: {e}"))?
+        // Compressed data is binary: bound its size here, the text's as it is decoded.
+        let f = std::fs::File::open(path).map_err(|e| format!("{name}: {e}"))?;
+        let mut raw = Vec::new();
+        f.take(lim.max_bytes + 1)
+            .read_to_end(&mut raw)
+            .map_err(|e| format!("{name}: {e}"))?;
+        if raw.len() as u64 > lim.max_bytes {
+            return Err(format!(
+                "{name}: larger than {} MiB: too large for a trace (nvmesim's limit)",
+                lim.max_bytes >> 20
+            ));
+        }
+        decompress_zstd(&raw, &name.to_string(), lim.max_bytes)?
     } else {
-        raw
+        crate::input::read_file(path, lim)?
     };
     Ok(match String::from_utf8(bytes) {
         Ok(s) => s,
@@ -167,37 +190,88 @@ pub fn read_text(path: &Path) -> Result<String, String> {
 /// Decodes a whole zstd stream: every frame in turn (the format allows
 /// several, e.g. concatenated `.zst` files), skipping skippable frames, and
 /// checking each frame's content checksum when it carries one.
-fn decompress_zstd(mut data: &[u8]) -> Result<Vec<u8>, String> {
+///
+/// The decoded text is read through [`crate::input::read_bounded`] (the
+/// trace limits over all frames together), so a zstd bomb stops at the
+/// bound. Errors are `NAME: zstd: ...` or the bound's own message.
+fn decompress_zstd(mut data: &[u8], name: &str, max_bytes: u64) -> Result<Vec<u8>, String> {
     use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
     use ruzstd::decoding::StreamingDecoder;
+    let zerr = |e: String| format!("{name}: zstd: {e}");
     if data.is_empty() {
-        return Err("empty file, not a zstd stream".to_string());
+        return Err(zerr("empty file, not a zstd stream".to_string()));
     }
     let mut out = Vec::new();
     while !data.is_empty() {
         match StreamingDecoder::new(&mut data) {
             Ok(mut dec) => {
-                dec.read_to_end(&mut out).map_err(|e| e.to_string())?;
+                let lim = crate::input::Limits {
+                    max_bytes: max_bytes.saturating_sub(out.len() as u64),
+                    ..crate::input::TRACE
+                };
+                let part = crate::input::read_bounded(&mut dec, name, lim).map_err(|e| {
+                    // A decoding error comes back as `NAME: error`.
+                    match e.strip_prefix(&format!("{name}: ")) {
+                        Some(m) if !m.starts_with("binary") && !m.starts_with("larger") => zerr(m.to_string()),
+                        _ => e,
+                    }
+                })?;
+                out.extend_from_slice(&part);
                 let frame = &dec.decoder;
                 if let (Some(stored), Some(computed)) =
                     (frame.get_checksum_from_data(), frame.get_calculated_checksum())
                 {
                     if stored != computed {
-                        return Err("content checksum mismatch (corrupt file)".to_string());
+                        return Err(zerr("content checksum mismatch (corrupt file)".to_string()));
                     }
                 }
             }
             Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame { length, .. })) => {
                 let n = length as usize;
                 if n > data.len() {
-                    return Err("truncated skippable frame".to_string());
+                    return Err(zerr("truncated skippable frame".to_string()));
                 }
                 data = &data[n..];
             }
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(zerr(e.to_string())),
         }
     }
     Ok(out)
+}
+
+/// Longest span of trace time a replay may cover: 31 days. The longest
+/// public block traces people replay are a week (MSR Cambridge) to a month
+/// (Alibaba's 2020 block traces, 31 days); the simulator's own time ticks
+/// through idle stretches (about 0.9 s of wall time per 31 idle days on the
+/// 2-core development machine), so a single bad timestamp (a 405-year
+/// replay) would run for hours. Documented limit.
+pub const MAX_SPAN_NS: u64 = 31 * 86_400 * 1_000_000_000;
+
+/// Checks that the records' times (`times[i]` ns, read from line
+/// `lines[i]`) span at most [`MAX_SPAN_NS`]; otherwise names the line of the
+/// outlier: whichever extreme lies farther from the median time.
+pub(crate) fn check_span(times: &[u64], lines: &[usize], file: &str) -> Result<(), TraceError> {
+    let (Some(&lo), Some(&hi)) = (times.iter().min(), times.iter().max()) else {
+        return Ok(());
+    };
+    if hi - lo <= MAX_SPAN_NS {
+        return Ok(());
+    }
+    let mut sorted = times.to_vec();
+    sorted.sort_unstable();
+    let median = sorted[(sorted.len() - 1) / 2];
+    let outlier = if hi - median >= median - lo { hi } else { lo };
+    let i = times.iter().position(|&t| t == outlier).unwrap_or(0);
+    Err(TraceError::new(
+        file,
+        lines.get(i).copied().unwrap_or(0),
+        format!(
+            "this timestamp is {:.1} days from the trace's other end: a replay longer than nvmesim's limit of {} days \
+(an outlier timestamp?)",
+            (hi - lo) as f64 / 86_400e9,
+            MAX_SPAN_NS / 86_400_000_000_000
+        ),
+    ))
 }
 
 /// Rebases record times so that the earliest is 0.
@@ -357,6 +431,37 @@ mod tests {
     }
 
     #[test]
+    fn an_outlier_timestamp_is_refused_naming_its_line() {
+        // Line 3 is 405 years after the others (Windows file-time ticks).
+        let t = 128166372003061629u64;
+        let far = t + 405 * 365 * 86_400 * 10_000_000;
+        let msr = format!(
+            "{t},hm,0,Read,0,4096,1\n{},hm,0,Read,0,4096,1\n{far},hm,0,Read,0,4096,1\n{},hm,0,Read,0,4096,1\n",
+            t + 10,
+            t + 20
+        );
+        let e = parse(&msr, "m.csv", TraceFormat::Msr).unwrap_err();
+        assert_eq!((e.file.as_str(), e.line), ("m.csv", 3), "{e}");
+        assert!(e.msg.contains("limit of 31 days"), "{e}");
+        // An outlier before the others is found too, in every format.
+        let csv = format!(
+            "{}5,R,8,4096,,,,,,,\n99999999999999999,R,8,4096,,,,,,,\n6,R,8,4096,,,,,,,\n7,W,8,4096,,,,,,,\n",
+            CSV.lines().next().unwrap().to_owned() + "\n"
+        );
+        let e = parse(&csv, "c.csv", TraceFormat::Csv).unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        let blk = format!("{BLK}{}", BLK.replace("1.844848546", "99999999.0"));
+        let e = parse(&blk, "b.txt", TraceFormat::Blkparse(BlkAction::Issue)).unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        // 30 days is fine.
+        let ok = format!(
+            "{t},hm,0,Read,0,4096,1\n{},hm,0,Read,0,4096,1\n",
+            t + 30 * 86_400 * 10_000_000
+        );
+        assert_eq!(parse(&ok, "m.csv", TraceFormat::Msr).unwrap().len(), 2);
+    }
+
+    #[test]
     fn load_plain_and_zst_files_with_guessing() {
         let plain = TempFile::new("t.blkparse.txt", BLK.as_bytes());
         let recs = load(&plain.0, None).unwrap();
@@ -372,10 +477,11 @@ mod tests {
             }]
         );
 
-        let z = ruzstd::encoding::compress_to_vec(CSV.as_bytes(), ruzstd::encoding::CompressionLevel::Fastest);
+        let csv = format!("{CSV}97927,R,8,4096,44,kworker/0:1H,R,0,463892,,\n");
+        let z = ruzstd::encoding::compress_to_vec(csv.as_bytes(), ruzstd::encoding::CompressionLevel::Fastest);
         let zst = TempFile::new("t.D.csv.zst", &z);
         let recs = load(&zst.0, None).unwrap();
-        assert_eq!(recs.len(), 1);
+        assert_eq!(recs.len(), 2);
         assert_eq!(recs[0].op, TraceOp::Flush);
 
         // Two concatenated frames decode as one stream.
@@ -402,6 +508,19 @@ mod tests {
         let empty = TempFile::new("empty.zst", b"");
         assert!(load(&empty.0, None).is_err());
 
+        // Nothing to replay: an empty or newline-only file, or flushes only.
+        for (name, text) in [("e.txt", ""), ("nl.txt", "\n\n\r\n"), ("flush.csv", CSV)] {
+            let f = TempFile::new(name, text.as_bytes());
+            let e = load(&f.0, None).unwrap_err();
+            assert!(
+                e.starts_with(&format!(
+                    "{}: the trace has no read, write or trim requests",
+                    f.0.display()
+                )),
+                "{e}"
+            );
+        }
+
         let missing = Path::new("/nonexistent/dir/trace.txt");
         assert!(load(missing, None)
             .unwrap_err()
@@ -413,9 +532,15 @@ mod tests {
         let text = CSV.repeat(200);
         let z = ruzstd::encoding::compress_to_vec(text.as_bytes(), ruzstd::encoding::CompressionLevel::Fastest);
         for cut in [1, 4, 5, 9, z.len() / 2, z.len() - 1] {
-            assert!(decompress_zstd(&z[..cut]).is_err(), "cut at {cut}");
+            assert!(decompress_zstd(&z[..cut], "t", 1 << 30).is_err(), "cut at {cut}");
         }
-        assert_eq!(decompress_zstd(&z).unwrap(), text.as_bytes());
+        assert_eq!(decompress_zstd(&z, "t", 1 << 30).unwrap(), text.as_bytes());
+        // A bomb: 64 MiB of newlines compress to a few kilobytes; decoding stops at the bound.
+        let bomb =
+            ruzstd::encoding::compress_to_vec(&vec![b'\n'; 64 << 20][..], ruzstd::encoding::CompressionLevel::Fastest);
+        assert!(bomb.len() < 1 << 20, "{}", bomb.len());
+        let e = decompress_zstd(&bomb, "b.zst", 1 << 20).unwrap_err();
+        assert!(e.starts_with("b.zst: larger than 1 MiB: too large for a trace"), "{e}");
     }
 
     #[test]

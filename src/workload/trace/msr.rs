@@ -40,6 +40,8 @@ pub fn parse_msr(text: &str, file: &str) -> Result<Vec<TraceRecord>, TraceError>
         lines.push(i + 1);
     }
     // time_ns holds raw ticks so far.
+    let ns: Vec<u64> = recs.iter().map(|r| r.time_ns.saturating_mul(TICK_NS)).collect();
+    super::check_span(&ns, &lines, file)?;
     if let Some(t0) = recs.iter().map(|r| r.time_ns).min() {
         for (r, &line) in recs.iter_mut().zip(&lines) {
             r.time_ns = (r.time_ns - t0).checked_mul(TICK_NS).ok_or_else(|| {
@@ -141,7 +143,7 @@ mod tests {
         let recs = parse_msr(text, "m.csv").unwrap();
         assert_eq!((recs[0].time_ns, recs[1].time_ns), (60_000, 0));
         let far = "0,h,0,Read,0,512,1\n18446744073709551615,h,0,Read,0,512,1\n";
-        assert!(err(far).starts_with("m.csv:2: timestamp too far"));
+        assert!(err(far).starts_with("m.csv:2: this timestamp is "), "{}", err(far));
         assert_eq!(parse_msr("", "m.csv").unwrap(), vec![]);
     }
 

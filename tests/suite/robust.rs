@@ -1,0 +1,260 @@
+//! Inputs that used to crash, hang, exhaust memory or silently produce
+//! nothing (issue 22): each is now an error naming the file, table, key or
+//! option, found before the drive is built, or a quiet exit on a closed pipe.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn nvmesim() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_nvmesim"))
+}
+
+fn tiny() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/tiny-ssd.toml")
+        .display()
+        .to_string()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("nvmesim-robust-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs nvmesim and expects a failure whose message contains every `want`.
+fn fails(args: &[&str], want: &[&str]) {
+    let o = nvmesim().args(args).output().unwrap();
+    let e = stderr(&o);
+    assert!(!o.status.success(), "{args:?} succeeded");
+    assert!(!e.contains("panicked"), "{args:?}: {e}");
+    for w in want {
+        assert!(e.contains(w), "{args:?}: '{w}' not in: {e}");
+    }
+}
+
+const READ: &str =
+    "[r]\nfilename=/dev/nvme0n1\nrw=randread\nbs=4k\ndirect=1\nioengine=libaio\niodepth=4\nruntime=5ms\ntime_based=1\n";
+
+#[test]
+fn a_write_larger_than_the_write_cache_is_refused() {
+    let d = tmp("cache");
+    // A 1 GiB write used to report 0 I/Os and exit 0: the block layer now
+    // splits it at max_sectors_kb (1280 KiB), which the 750's cache takes.
+    let job = write(&d, "w.fio", "[w]\nfilename=/dev/nvme0n1\nrw=write\nbs=1g\nsize=1g\n");
+    let o = nvmesim()
+        .args(["run", &job, "-q", "--precondition", "none", "--output-format", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["jobs"][0]["write"]["total_ios"], 1);
+    assert_eq!(v["jobs"][0]["write"]["io_bytes"], 1u64 << 30);
+    // A cache smaller than one such request (1 MiB < 1280 KiB) is refused.
+    let job = write(&d, "w2.fio", "[w]\nfilename=/dev/nvme0n1\nrw=write\nbs=2m\nsize=16m\n");
+    fails(
+        &["run", &job, "--config", tiny().as_str(), "-q"],
+        &[
+            "w2.fio:1: job 'w': [device.ssd.cache] capacity_bytes = 1048576",
+            "smaller than its largest write command (1310720 bytes)",
+        ],
+    );
+    let cfg = write(
+        &d,
+        "c.toml",
+        &std::fs::read_to_string(tiny())
+            .unwrap()
+            .replace("capacity_bytes = 1048576", "capacity_bytes = 0"),
+    );
+    let r = write(&d, "r.fio", READ);
+    fails(
+        &["run", &r, "--config", &cfg, "-q"],
+        &["c.toml: [device.ssd.cache] capacity_bytes = 0: expected 16384"],
+    );
+}
+
+#[test]
+fn buffered_io_empty_traces_and_bad_places_are_refused() {
+    let d = tmp("direct");
+    let job = write(&d, "d0.fio", &READ.replace("direct=1", "direct=0"));
+    fails(
+        &["run", &job, "-q", "--config", &tiny()],
+        &["d0.fio:5: option 'direct'", "no page cache model"],
+    );
+    write(&d, "empty.txt", "\n\n");
+    let job = write(
+        &d,
+        "t.fio",
+        &format!(
+            "[t]\nfilename=/dev/nvme0n1\nread_iolog={}\nioengine=libaio\ndirect=1\n",
+            d.join("empty.txt").display()
+        ),
+    );
+    fails(
+        &["run", &job, "-q", "--config", &tiny()],
+        &["empty.txt: the trace has no read, write or trim requests"],
+    );
+    let job = write(&d, "big.fio", &READ.replace("bs=4k", "bs=4k\nsize=1t"));
+    // Found before the 400 GB drive is built: well under its build time.
+    let t = std::time::Instant::now();
+    fails(
+        &["run", &job, "-q"],
+        &["big.fio:1: job 'r': offset 0 + size 1099511627776 runs past the end"],
+    );
+    assert!(t.elapsed().as_secs_f64() < 0.3, "{:?}", t.elapsed());
+    let job = write(&d, "log.fio", &READ.replace("bs=4k", "bs=4k\nwrite_lat_log=lat"));
+    fails(
+        &[
+            "run",
+            &job,
+            "-q",
+            "--config",
+            &tiny(),
+            "--log-dir",
+            "/nonexistent/nvmesim-logs",
+        ],
+        &["--log-dir /nonexistent/nvmesim-logs: not a directory"],
+    );
+    let r = write(&d, "r.fio", READ);
+    fails(
+        &["run", &r, "-q", "--config", &tiny(), "--occupancy-log", "1e-9"],
+        &["--occupancy-log", "from 0.001"],
+    );
+}
+
+#[test]
+fn config_ranges_name_file_table_and_key() {
+    let d = tmp("ranges");
+    let r = write(&d, "r.fio", READ);
+    for (cfg, want) in [
+        (
+            "[host]\nextends = \"xeon-e5506-2s\"\nsockets = 4294967295\n",
+            "[host] sockets = 4294967295: expected 1 to 1024",
+        ),
+        (
+            "[host]\nextends = \"xeon-e5506-2s\"\nsockets = 4000000\n",
+            "[host] sockets = 4000000",
+        ),
+        (
+            "[host]\nextends = \"xeon-e5506-2s\"\nthreads_per_core = 0\n",
+            "[host] threads_per_core = 0",
+        ),
+        (
+            "[host]\nextends = \"xeon-e5506-2s\"\ncores_per_socket = 0\n",
+            "[host] cores_per_socket = 0",
+        ),
+        (
+            "[host]\nextends = \"xeon-e5506-2s\"\nthreads_per_core = 3000000\n",
+            "[host] threads_per_core = 3000000",
+        ),
+        (
+            "[host]\nextends = \"xeon-e5506-2s\"\n[host.costs]\nirq_entry_ns = 9223372036854775000\n",
+            "[host.costs] irq_entry_ns = 9223372036854775000: expected 0 to 1000000000",
+        ),
+    ] {
+        let c = write(&d, "m.toml", cfg);
+        fails(
+            &["run", &r, "--config", &c, "-q", "--device", "null"],
+            &["m.toml: ", want],
+        );
+    }
+    let gc = std::fs::read_to_string(tiny())
+        .unwrap()
+        .replace("stop_free_blocks = 8", "stop_free_blocks = 1000");
+    let c = write(&d, "gc.toml", &gc);
+    // Used to panic in the steady-state precondition.
+    fails(
+        &["run", &r, "--config", &c, "-q"],
+        &["gc.toml: [device.ssd.gc] stop_free_blocks = 1000"],
+    );
+}
+
+#[test]
+fn output_errors_and_closed_pipes() {
+    let d = tmp("out");
+    let r = write(&d, "r.fio", READ);
+    for args in [vec!["presets"], vec!["run", &r, "--config", &tiny(), "-q"]] {
+        let o = nvmesim()
+            .args(&args)
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{args:?} > /dev/full succeeded");
+        assert!(
+            stderr(&o).contains("writing to standard output: No space left on device"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let sw = write(
+        &d,
+        "s.toml",
+        &format!("job = \"{r}\"\ndevice = \"null\"\n[vary]\niodepth = [1, 2, 4]\n"),
+    );
+    for args in [
+        vec!["presets"],
+        vec!["scenario", "list"],
+        vec!["sweep", &sw, "--out", "x", "--dry-run"],
+    ] {
+        // The reader is gone before nvmesim writes: EPIPE on the first write.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = nvmesim()
+            .args(&args)
+            .stdout(Stdio::from(writer))
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).is_empty(), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn endless_or_binary_inputs_and_outlier_traces_are_refused() {
+    let d = tmp("inputs");
+    fails(
+        &["run", "/dev/zero", "-q"],
+        &["/dev/zero: binary data (a NUL byte at offset 0): not a job file"],
+    );
+    let r = write(&d, "r.fio", READ);
+    fails(
+        &["run", &r, "--config", "/dev/urandom", "-q"],
+        &["/dev/urandom: binary data"],
+    );
+    let trace = |name: &str| format!("[t]\nfilename=/dev/nvme0n1\nread_iolog={name}\nioengine=libaio\ndirect=1\n");
+    let j = write(&d, "z.fio", &trace("/dev/zero"));
+    fails(
+        &["run", &j, "--device", "null", "-q"],
+        &["read_iolog=/dev/zero: /dev/zero: binary data"],
+    );
+    // One timestamp 405 years after the others: refused naming its line, not replayed for hours.
+    let t = 128166372003061629u64;
+    let far = t + 405 * 365 * 86_400 * 10_000_000;
+    let msr = write(
+        &d,
+        "msr.csv",
+        &format!(
+            "{t},hm,0,Read,0,4096,1\n{},hm,0,Read,8192,4096,1\n{far},hm,0,Write,0,4096,1\n",
+            t + 10
+        ),
+    );
+    let j = write(&d, "m.fio", &trace(&msr));
+    let start = std::time::Instant::now();
+    fails(
+        &["run", &j, "--device", "null", "-q"],
+        &["msr.csv:3: this timestamp is", "limit of 31 days"],
+    );
+    assert!(start.elapsed().as_secs() < 5);
+}
