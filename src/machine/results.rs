@@ -41,20 +41,34 @@ pub fn run(
         .as_ref()
         .map(|s| (s.verify_failures, s.verify_checks))
         .unwrap_or((0, 0));
-    for (ti, th) in threads.into_iter().enumerate() {
+    for (ti, mut th) in threads.into_iter().enumerate() {
         let spec = &jobs.jobs[th.job];
+        // fio lists a job's own priority first and names logs by thread number.
+        th.stats.own_prio_first(spec.prio);
+        th.stats.cfg.log_index = ti as u32 + 1;
         let steadystate =
             m.ss.iter()
                 .find(|t| t.members.contains(&(ti as u32)))
                 .map(|t| t.ss.clone());
         results.push(JobResult {
             name: spec.name.clone(),
+            clone: th.clone,
             groupid: th.groupid,
             options: spec.options.clone(),
             desc: spec.description.clone(),
             error: 0,
             group_reporting: spec.group_reporting,
-            iodepth: spec.iodepth.max(1),
+            // fio reports the iodepth written, even where a synchronous engine caps it at 1.
+            iodepth: spec
+                .options
+                .iter()
+                .rev()
+                .chain(jobs.global_options.iter().rev())
+                .find(|(k, _)| k == "iodepth")
+                .and_then(|(_, v)| v.trim().parse::<u32>().ok())
+                .unwrap_or(spec.iodepth)
+                .max(1),
+            thread: spec.thread,
             bs_range: std::array::from_fn(|d| {
                 let sizes = spec.bs[d].iter().map(|&(b, _)| b as u64);
                 (sizes.clone().min().unwrap_or(4096), sizes.max().unwrap_or(4096))
@@ -67,7 +81,11 @@ pub fn run(
         });
     }
     let (r_ios, w_ios) = (m.dev_reads, m.dev_writes);
-    let any_disk_util = jobs.jobs.iter().any(|j| j.disk_util);
+    // fio tracks no disk for the null engine (it has no file I/O).
+    let any_disk_util = jobs
+        .jobs
+        .iter()
+        .any(|j| j.disk_util && j.ioengine != crate::workload::fio::IoEngine::Null);
     let mut disk_util = vec![DiskUtil {
         name: "nvme0n1".into(),
         read_ios: r_ios,
