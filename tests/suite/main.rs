@@ -6,6 +6,7 @@
 mod cli;
 mod fio_compat;
 mod fio_parse;
+mod fio_text;
 mod hmb;
 mod host_scale;
 mod invariants;
