@@ -24,7 +24,8 @@ pub struct StatsConfig {
     pub bw_log: Option<String>,
     pub iops_log: Option<String>,
     pub log_avg_msec: u64,
-    /// Clone index starting at 1 (the `.N.log` in log file names).
+    /// The `.N.log` in log file names: fio's thread number, counting every
+    /// job's clones from 1 (machine/results.rs sets it when the run ends).
     pub log_index: u32,
 }
 
