@@ -104,7 +104,7 @@ impl Live<'_> {
                 if th.finished_ns == 0 {
                     stats.finish(now, th.usr_ns, th.sys_ns, th.ctx);
                 }
-                job_result(m, self.jobs, ti, th.job, th.groupid, stats, now)
+                job_result(m, self.jobs, ti, (th.job, th.clone, th.groupid), stats, now)
             })
             .collect();
         Some(report(m, self.jobs, results, now))
@@ -148,7 +148,7 @@ pub fn run(
     let results = threads
         .into_iter()
         .enumerate()
-        .map(|(ti, th)| job_result(&m, jobs, ti, th.job, th.groupid, th.stats, end))
+        .map(|(ti, th)| job_result(&m, jobs, ti, (th.job, th.clone, th.groupid), th.stats, end))
         .collect();
     let report = report(&m, jobs, results, end);
     let occupancy = std::mem::take(&mut m.occupancy);
@@ -163,28 +163,42 @@ pub fn run(
     })
 }
 
+/// Thread `ti`'s fio result: `(job, clone, groupid)` name it, `stats` are its figures.
 fn job_result(
     m: &Machine,
     jobs: &FioJobFile,
     ti: usize,
-    job: usize,
-    groupid: u32,
-    stats: crate::report::stats::JobStats,
+    (job, clone, groupid): (usize, u32, u32),
+    mut stats: crate::report::stats::JobStats,
     end: Ns,
 ) -> JobResult {
     let spec = &jobs.jobs[job];
+    // fio lists a job's own priority first and names logs by thread number.
+    stats.own_prio_first(spec.prio);
+    stats.cfg.log_index = ti as u32 + 1;
     let steadystate =
         m.ss.iter()
             .find(|t| t.members.contains(&(ti as u32)))
             .map(|t| t.ss.clone());
     JobResult {
         name: spec.name.clone(),
+        clone,
         groupid,
         options: spec.options.clone(),
         desc: spec.description.clone(),
         error: 0,
         group_reporting: spec.group_reporting,
-        iodepth: spec.iodepth.max(1),
+        // fio reports the iodepth written, even where a synchronous engine caps it at 1.
+        iodepth: spec
+            .options
+            .iter()
+            .rev()
+            .chain(jobs.global_options.iter().rev())
+            .find(|(k, _)| k == "iodepth")
+            .and_then(|(_, v)| v.trim().parse::<u32>().ok())
+            .unwrap_or(spec.iodepth)
+            .max(1),
+        thread: spec.thread,
         bs_range: std::array::from_fn(|d| {
             let sizes = spec.bs[d].iter().map(|&(b, _)| b as u64);
             (sizes.clone().min().unwrap_or(4096), sizes.max().unwrap_or(4096))
@@ -199,7 +213,11 @@ fn job_result(
 
 fn report(m: &Machine, jobs: &FioJobFile, results: Vec<JobResult>, end: Ns) -> RunReport {
     let (r_ios, w_ios) = (m.dev_reads, m.dev_writes);
-    let any_disk_util = jobs.jobs.iter().any(|j| j.disk_util);
+    // fio tracks no disk for the null engine (it has no file I/O).
+    let any_disk_util = jobs
+        .jobs
+        .iter()
+        .any(|j| j.disk_util && j.ioengine != crate::workload::fio::IoEngine::Null);
     let mut disk_util = vec![DiskUtil {
         name: "nvme0n1".into(),
         read_ios: r_ios,

@@ -20,12 +20,17 @@ pub struct RunReport {
 
 pub struct JobResult {
     pub name: String,
+    /// Clone index within the job (0 for the first of `numjobs`).
+    pub clone: u32,
     pub groupid: u32,
     pub options: Vec<(String, String)>,
     pub desc: Option<String>,
     pub error: i32,
     pub group_reporting: bool,
+    /// The iodepth written in the job (fio prints it even where a synchronous engine caps it at 1).
     pub iodepth: u32,
+    /// `thread`: fio's "Starting N threads".
+    pub thread: bool,
     /// Smallest and largest block size per direction (read, write, trim), for the header line.
     pub bs_range: [(u64, u64); 3],
     pub elapsed_s: u64,
@@ -57,6 +62,22 @@ pub struct Entry<'a> {
     /// Sum of the members' run times (fio's job_runtime).
     pub job_runtime_ms: u64,
     pub members: u32,
+    /// Per direction, the longest run of a member that did I/O in it, 0 if
+    /// none did (fio's ts->runtime[], the max over the group's members).
+    pub runtime_ms: [u64; 3],
+}
+
+impl Entry<'_> {
+    /// fio's runtime of the "mixed" direction: the longest of the three.
+    pub fn mixed_runtime_ms(&self) -> u64 {
+        self.runtime_ms.iter().copied().max().unwrap_or(0)
+    }
+}
+
+/// A member's run time per direction it did I/O in (backend.c update_runtime).
+fn dir_runtimes(j: &JobResult) -> [u64; 3] {
+    let rt = j.stats.runtime_ms();
+    std::array::from_fn(|d| if j.stats.dirs[d].io_bytes > 0 { rt } else { 0 })
 }
 
 /// Jobs as fio reports them: group_reporting jobs of one group merge into
@@ -64,6 +85,7 @@ pub struct Entry<'a> {
 pub fn entries(jobs: &[JobResult]) -> Vec<Entry<'_>> {
     let mut out: Vec<Entry> = Vec::new();
     for j in jobs {
+        let rt = dir_runtimes(j);
         if j.group_reporting {
             if let Some(e) = out
                 .iter_mut()
@@ -73,6 +95,9 @@ pub fn entries(jobs: &[JobResult]) -> Vec<Entry<'_>> {
                 e.job_runtime_ms += j.stats.runtime_ms();
                 e.last = j;
                 e.members += 1;
+                for (r, m) in e.runtime_ms.iter_mut().zip(rt) {
+                    *r = (*r).max(m);
+                }
                 continue;
             }
         }
@@ -82,30 +107,89 @@ pub fn entries(jobs: &[JobResult]) -> Vec<Entry<'_>> {
             stats: j.stats.clone(),
             job_runtime_ms: j.stats.runtime_ms(),
             members: 1,
+            runtime_ms: rt,
         });
     }
     out
 }
 
-/// Aggregate bytes/s per direction of each reporting group (fio's run status).
-pub fn group_agg(jobs: &[JobResult]) -> Vec<(u32, [f64; 3])> {
-    let mut g: Vec<(u32, [u64; 3], u64)> = Vec::new();
-    for j in jobs {
-        let i = match g.iter().position(|x| x.0 == j.groupid) {
+/// A reporting group's run status (stat.c `struct group_run_stats`, filled
+/// in __show_run_stats from the group's entries, so a group_reporting group
+/// counts as one): per direction the shortest and longest run, the slowest
+/// and fastest entry's bytes/s, the bytes and the aggregate bytes/s over the
+/// longest run. With `unified_rw_reporting=mixed` everything is direction 0.
+#[derive(Debug, Clone, Default)]
+pub struct GroupRun {
+    pub groupid: u32,
+    pub unified_rw: UnifiedRw,
+    pub min_run: [u64; 3],
+    pub max_run: [u64; 3],
+    pub min_bw: [u64; 3],
+    pub max_bw: [u64; 3],
+    pub iobytes: [u64; 3],
+    pub agg: [u64; 3],
+}
+
+impl GroupRun {
+    /// fio's convert_agg_kbytes_percent: a bandwidth mean (KiB/s, truncated
+    /// to an int as fio passes it) as a share of the group's aggregate.
+    pub fn agg_percent(&self, ddir: usize, mean_kib: f64) -> f64 {
+        agg_percent_of(self.agg[ddir], mean_kib)
+    }
+}
+
+/// convert_agg_kbytes_percent against an aggregate of `agg` bytes/s.
+pub fn agg_percent_of(agg: u64, mean_kib: f64) -> f64 {
+    if agg > 1024 {
+        ((mean_kib as i64) as f64 * 100.0 / (agg as f64 / 1024.0)).min(100.0)
+    } else {
+        100.0
+    }
+}
+
+/// The run status of every group, in group order.
+pub fn group_runs(entries: &[Entry]) -> Vec<GroupRun> {
+    let mut out: Vec<GroupRun> = Vec::new();
+    for e in entries {
+        let gid = e.first.groupid;
+        let i = match out.iter().position(|g| g.groupid == gid) {
             Some(i) => i,
             None => {
-                g.push((j.groupid, [0; 3], 0));
-                g.len() - 1
+                out.push(GroupRun {
+                    groupid: gid,
+                    unified_rw: e.first.unified_rw,
+                    min_bw: [u64::MAX; 3],
+                    min_run: [u64::MAX; 3],
+                    ..Default::default()
+                });
+                out.len() - 1
             }
         };
+        let rs = &mut out[i];
+        let (runtime, bytes): ([u64; 3], [u64; 3]) = if e.last.unified_rw == UnifiedRw::Mixed {
+            let b = e.stats.dirs.iter().map(|d| d.io_bytes).sum();
+            ([e.mixed_runtime_ms(), 0, 0], [b, 0, 0])
+        } else {
+            (e.runtime_ms, std::array::from_fn(|d| e.stats.dirs[d].io_bytes))
+        };
         for d in 0..3 {
-            g[i].1[d] += j.stats.dirs[d].io_bytes;
+            if runtime[d] == 0 {
+                continue;
+            }
+            rs.min_run[d] = rs.min_run[d].min(runtime[d]);
+            rs.max_run[d] = rs.max_run[d].max(runtime[d]);
+            let bw = bytes[d] * 1000 / runtime[d];
+            rs.min_bw[d] = rs.min_bw[d].min(bw);
+            rs.max_bw[d] = rs.max_bw[d].max(bw);
+            rs.iobytes[d] += bytes[d];
         }
-        g[i].2 = g[i].2.max(j.stats.runtime_ms());
     }
-    g.into_iter()
-        .map(|(id, b, rt)| (id, b.map(|x| if rt == 0 { 0.0 } else { x as f64 * 1000.0 / rt as f64 })))
-        .collect()
+    for rs in &mut out {
+        for d in 0..3 {
+            rs.agg[d] = (rs.iobytes[d] * 1000).checked_div(rs.max_run[d]).unwrap_or(0);
+        }
+    }
+    out
 }
 
 /// ctime(3) layout of a Unix time, in UTC: "Sun Nov 22 05:24:12 2026".
@@ -181,7 +265,10 @@ fn lat_obj(s: &LatStat, hist: Option<&Hist>, list: &[f64], plus: bool) -> J {
     o
 }
 
-fn dir_obj(d: &DirStats, stats: &JobStats, runtime_ms: u64, agg_bytes_s: f64, plus: bool) -> J {
+/// One direction's object; `runtime_ms` is fio's ts->runtime of it (0 when
+/// the direction did no I/O), `agg_ddir` the group aggregate its bw_agg is
+/// a share of (direction 0 for "mixed", as fio's DDIR_READ).
+fn dir_obj(d: &DirStats, stats: &JobStats, runtime_ms: u64, rs: &GroupRun, agg_ddir: usize, plus: bool) -> J {
     let list = percentile_list(stats);
     let rt = if d.total_ios > 0 { runtime_ms.max(1) } else { 0 };
     let bw_bytes = (d.io_bytes * 1000).checked_div(rt).unwrap_or(0);
@@ -214,8 +301,8 @@ fn dir_obj(d: &DirStats, stats: &JobStats, runtime_ms: u64, agg_bytes_s: f64, pl
             lat_obj(&d.lat, c.lat_percentiles.then_some(&d.lat_hist), &list, plus),
         );
     if d.prios.len() >= 2 {
-        let mut ps: Vec<_> = d.prios.iter().collect();
-        ps.sort_by_key(|p| p.prio.raw());
+        // fio's order: the job's own priority first, then as they appeared.
+        let ps: Vec<_> = d.prios.iter().collect();
         let key = if c.lat_percentiles { "lat_ns" } else { "clat_ns" };
         let arr = ps
             .iter()
@@ -229,8 +316,9 @@ fn dir_obj(d: &DirStats, stats: &JobStats, runtime_ms: u64, agg_bytes_s: f64, pl
             .collect();
         o.put("prios", J::Arr(arr));
     }
-    let bw_agg = if agg_bytes_s > 0.0 {
-        (d.bw.mean / (agg_bytes_s / 1024.0) * 100.0).min(100.0)
+    // stat.c: no bandwidth samples, no share.
+    let bw_agg = if d.bw.n > 0 {
+        rs.agg_percent(agg_ddir, d.bw.mean)
     } else {
         0.0
     };
@@ -277,14 +365,13 @@ fn pct_map(keys: &[&str], counts: &[u64], total: u64, floor: f64) -> J {
     )
 }
 
-fn job_obj(e: &Entry, agg: &[(u32, [f64; 3])], plus: bool) -> J {
+fn job_obj(e: &Entry, runs: &[GroupRun], plus: bool) -> J {
     let s = &e.stats;
-    let g = agg
+    let default_rs = GroupRun::default();
+    let rs = runs
         .iter()
-        .find(|g| g.0 == e.first.groupid)
-        .map(|g| g.1)
-        .unwrap_or([0.0; 3]);
-    let runtime = s.runtime_ms();
+        .find(|g| g.groupid == e.first.groupid)
+        .unwrap_or(&default_rs);
     let mut o = J::obj();
     o.put("jobname", J::str(&e.first.name))
         .put("groupid", J::int(e.first.groupid as u64))
@@ -299,11 +386,11 @@ fn job_obj(e: &Entry, agg: &[(u32, [f64; 3])], plus: bool) -> J {
         // stat.c: with "mixed" only the summed direction is written, as "mixed" (no sync).
         o.put(
             "mixed",
-            dir_obj(&DirStats::mixed(&s.dirs), s, runtime, g.iter().sum(), plus),
+            dir_obj(&DirStats::mixed(&s.dirs), s, e.mixed_runtime_ms(), rs, 0, plus),
         );
     } else {
         for (i, name) in ["read", "write", "trim"].iter().enumerate() {
-            o.put(name, dir_obj(&s.dirs[i], s, runtime, g[i], plus));
+            o.put(name, dir_obj(&s.dirs[i], s, e.runtime_ms[i], rs, i, plus));
         }
         let mut sync = J::obj();
         sync.put("total_ios", J::Int(0))
@@ -312,7 +399,7 @@ fn job_obj(e: &Entry, agg: &[(u32, [f64; 3])], plus: bool) -> J {
         if unified == UnifiedRw::Both {
             o.put(
                 "mixed",
-                dir_obj(&DirStats::mixed(&s.dirs), s, runtime, g.iter().sum(), plus),
+                dir_obj(&DirStats::mixed(&s.dirs), s, e.mixed_runtime_ms(), rs, 0, plus),
             );
         }
     }
@@ -411,8 +498,9 @@ pub fn write_json(out: &mut String, run: &RunReport, plus: bool) {
     if !run.global_options.is_empty() {
         top.put("global options", options_obj(&run.global_options));
     }
-    let agg = group_agg(&run.jobs);
-    let jobs = entries(&run.jobs).iter().map(|e| job_obj(e, &agg, plus)).collect();
+    let entries = entries(&run.jobs);
+    let runs = group_runs(&entries);
+    let jobs = entries.iter().map(|e| job_obj(e, &runs, plus)).collect();
     top.put("jobs", J::Arr(jobs));
     if !run.disk_util.is_empty() {
         let arr = run

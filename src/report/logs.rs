@@ -1,8 +1,10 @@
 //! fio's log files (`write_lat_log`, `write_bw_log`, `write_iops_log`):
-//! `<prefix>_{lat,clat,slat,bw,iops}.<index>.log`, one row per line as
-//! `time_ms, value, ddir, bs, prio` (iolog.c, flush_samples). Latency in ns,
-//! bandwidth in KiB/s, IOPS in I/O/s; with `log_avg_msec` each row is a
-//! window average and `bs` is 0.
+//! `<prefix>_{lat,clat,slat,bw,iops}.<thread number>.log`, one row per line
+//! as `time_ms, value, ddir, bs, prio` (iolog.c, flush_samples), times in ms
+//! from the end of ramp_time. Latency in ns, bandwidth in KiB/s, IOPS in
+//! I/O/s; with `log_avg_msec` each row is a window's mean with `bs` and
+//! `prio` 0, stamped as fio stamps it (see stats.rs `AvgLog`); without it,
+//! one row per I/O (bandwidth then as fio's per-I/O rate).
 
 use super::stats::{JobStats, LogRow};
 use std::io::Write;

@@ -1,9 +1,11 @@
 //! Per-job statistics, collected the way fio collects them (stat.c):
 //! min/max/mean/stddev of submission, completion and total latency per data
 //! direction, fio's latency histograms for percentiles, bandwidth and IOPS
-//! samples every `bw_avg_ms`/`iops_avg_ms`, I/O depth distributions, and
-//! the optional latency/bandwidth/IOPS log rows. Recording an I/O allocates
-//! nothing (log rows aside, which the user asked for).
+//! samples every `bw_avg_ms`/`iops_avg_ms` (`__add_samples`), I/O depth
+//! distributions counted as fio counts them (io_u.c `io_u_mark_depth`,
+//! `io_u_mark_complete`), and the optional latency/bandwidth/IOPS log rows
+//! with fio's window averaging (`add_log_sample`). Recording an I/O
+//! allocates nothing (log rows aside, which the user asked for).
 
 use super::hist::Hist;
 use crate::workload::{Ddir, IoPrio};
@@ -22,7 +24,8 @@ pub struct StatsConfig {
     pub bw_log: Option<String>,
     pub iops_log: Option<String>,
     pub log_avg_msec: u64,
-    /// Clone index starting at 1 (the `.N.log` in log file names).
+    /// The `.N.log` in log file names: fio's thread number, counting every
+    /// job's clones from 1 (machine/results.rs sets it when the run ends).
     pub log_index: u32,
 }
 
@@ -59,7 +62,8 @@ impl LatStat {
         }
     }
 
-    /// Combine two sets of samples (Chan et al. parallel variance).
+    /// Combine two sets of samples as fio's `__sum_stat` does (the parallel
+    /// variance formula, with fio's order of operations).
     pub fn merge(&mut self, o: &LatStat) {
         if o.n == 0 {
             return;
@@ -68,14 +72,33 @@ impl LatStat {
             *self = *o;
             return;
         }
-        let n = self.n + o.n;
-        let d = o.mean - self.mean;
-        let mean = self.mean + d * o.n as f64 / n as f64;
-        self.m2 += o.m2 + d * d * self.n as f64 * o.n as f64 / n as f64;
+        let (sn, on) = (self.n as f64, o.n as f64);
+        let delta = o.mean - self.mean;
+        let mean = (o.mean * on + self.mean * sn) / (sn + on);
+        self.m2 = o.m2 + self.m2 + delta.powi(2) * (sn * on) / (sn + on);
         self.mean = mean;
         self.min = self.min.min(o.min);
         self.max = self.max.max(o.max);
-        self.n = n;
+        self.n += o.n;
+    }
+
+    /// fio's `sum_stat(.., pure_sum = true)` for bandwidth and IOPS samples
+    /// of several jobs (group_reporting) or directions ("mixed"): minima,
+    /// maxima, means, sums of squares and sample counts add up, so the
+    /// result describes the summed rate.
+    pub fn pure_sum(&mut self, o: &LatStat) {
+        if o.n == 0 {
+            return;
+        }
+        if self.n == 0 {
+            *self = *o;
+            return;
+        }
+        self.min += o.min;
+        self.max += o.max;
+        self.n += o.n;
+        self.mean += o.mean;
+        self.m2 += o.m2;
     }
 }
 
@@ -98,25 +121,25 @@ pub struct DirStats {
     pub slat_hist: Hist,
     pub clat_hist: Hist,
     pub lat_hist: Hist,
+    /// Per-priority latency, in fio's order: the job's own priority first
+    /// (see `JobStats::own_prio_first`), then others as they first appear.
     pub prios: Vec<PrioStat>,
     /// Bandwidth samples (KiB/s) and IOPS samples, one per averaging window.
     pub bw: LatStat,
     pub iops: LatStat,
-    // window state
-    win_bytes: u64,
-    win_ios: u64,
 }
 
 impl DirStats {
-    /// All directions summed into one (fio's `unified_rw_reporting` "mixed"):
-    /// bytes and I/Os add up, latency statistics and histograms pool their
-    /// samples, and so do the bandwidth / IOPS samples.
+    /// All directions summed into one (fio's `unified_rw_reporting` "mixed",
+    /// stat.c gen_mixed_ddir_stats_from_ts): bytes and I/Os add up, latency
+    /// statistics and histograms pool their samples, and the bandwidth /
+    /// IOPS samples add up as rates (fio's pure sum).
     pub fn mixed(dirs: &[DirStats]) -> DirStats {
         let mut m = DirStats::default();
         for d in dirs {
             m.add_ios(d);
-            m.bw.merge(&d.bw);
-            m.iops.merge(&d.iops);
+            m.bw.pure_sum(&d.bw);
+            m.iops.pure_sum(&d.iops);
         }
         m
     }
@@ -153,12 +176,137 @@ pub struct LogRow {
     pub prio: u8,
 }
 
-/// Log accumulation for one log type (windowed or per I/O).
+/// fio's `LOG_MSEC_SLACK` (stat.c, 1 ms off Windows): a bandwidth/IOPS
+/// window this close to its end counts as ended.
+const LOG_MSEC_SLACK: u64 = 1;
+
+/// One log (`iolog` in fio) with fio's time averaging (stat.c
+/// `add_log_sample`): with `avg_ms` = 0 every sample is a row; otherwise
+/// samples collect per direction until one arrives `avg_ms` after the
+/// window's start, and that sample closes the window as a row stamped with
+/// its own time (so rows drift past the window edge when I/O is sparse) and
+/// the next window starts at the last edge before it. Latency logs
+/// (`inline`) take no slack.
 #[derive(Debug, Clone, Default)]
-struct LogAcc {
-    sum: [u128; 3],
-    n: [u64; 3],
-    bytes: [u64; 3],
+struct AvgLog {
+    on: bool,
+    avg_ms: u64,
+    inline: bool,
+    win: [LatStat; 3],
+    last_ms: [u64; 3],
+    rows: Vec<LogRow>,
+}
+
+impl AvgLog {
+    fn new(on: bool, avg_ms: u64, inline: bool) -> Self {
+        AvgLog {
+            on,
+            avg_ms,
+            inline,
+            ..Default::default()
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, elapsed_ms: u64, value: u64, ddir: usize, bs: u32, prio: u8) {
+        if !self.on {
+            return;
+        }
+        if self.avg_ms == 0 {
+            self.rows.push(LogRow {
+                time_ms: elapsed_ms,
+                value,
+                ddir: ddir as u8,
+                bs,
+                prio,
+            });
+            return;
+        }
+        self.win[ddir].add(value);
+        let last = self.last_ms[ddir];
+        if elapsed_ms < last {
+            return;
+        }
+        let this_window = elapsed_ms - last;
+        if this_window < self.avg_ms {
+            let diff = self.avg_ms - this_window;
+            if self.inline || diff > LOG_MSEC_SLACK {
+                return;
+            }
+        }
+        self.flush(ddir, elapsed_ms);
+        self.last_ms[ddir] = elapsed_ms - elapsed_ms % self.avg_ms;
+    }
+
+    /// fio's `__add_stat_to_log`: a window with samples becomes a row of
+    /// their mean, rounded (bs and priority 0).
+    fn flush(&mut self, ddir: usize, elapsed_ms: u64) {
+        let w = std::mem::take(&mut self.win[ddir]);
+        if w.n > 0 {
+            self.rows.push(LogRow {
+                time_ms: elapsed_ms,
+                value: (w.mean + 0.5) as u64,
+                ddir: ddir as u8,
+                bs: 0,
+                prio: 0,
+            });
+        }
+    }
+
+    /// fio's `finalize_logs` at the job's end: what is left of each window.
+    fn finalize(&mut self, elapsed_ms: u64) {
+        if self.on && self.avg_ms > 0 {
+            for d in 0..3 {
+                self.flush(d, elapsed_ms);
+            }
+        }
+    }
+}
+
+/// A window of fio's bandwidth or IOPS sampling (stat.c `__add_samples`,
+/// run by fio's helper thread every `bw_avg_time` / `iops_avg_time` while
+/// the job runs): per direction, the bytes (or I/Os) completed since the
+/// last sample become one rate sample, and a direction without any gets
+/// none. fio samples only while the job is still running, so a window is
+/// kept only once an I/O issued a millisecond (`LOG_MSEC_SLACK`) or more
+/// after its end shows the job was still issuing then: a 3 s time-based job
+/// at 500 ms gets 5 samples, not 6 (its last window ends as the job stops;
+/// fio's helper thread only sometimes catches that one).
+#[derive(Debug, Clone, Default)]
+struct Sampler {
+    /// 0: one sample per I/O (a bandwidth/IOPS log without `log_avg_msec`).
+    period_ns: u64,
+    next_ns: u64,
+    /// Bytes (or I/Os) per direction in the open window.
+    win: [u64; 3],
+    /// Ended windows waiting for an I/O issued after their end: (end, per-direction amount).
+    pending: Vec<(u64, [u64; 3])>,
+}
+
+impl Sampler {
+    fn new(period_ms: u64) -> Self {
+        Sampler {
+            period_ns: period_ms * 1_000_000,
+            pending: Vec::with_capacity(4),
+            ..Default::default()
+        }
+    }
+
+    fn start(&mut self, now: u64) {
+        self.next_ns = now + self.period_ns;
+    }
+
+    /// Close every window that ended by `now`.
+    #[inline]
+    fn roll(&mut self, now: u64) {
+        if self.period_ns == 0 {
+            return;
+        }
+        while now >= self.next_ns {
+            self.pending.push((self.next_ns, std::mem::take(&mut self.win)));
+            self.next_ns += self.period_ns;
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -180,18 +328,27 @@ pub struct JobStats {
     pub usr_ns: u64,
     pub sys_ns: u64,
     pub ctx: u64,
-    next_sample_ns: u64,
-    // logs
+    // logs (rows in file order)
     pub lat_rows: Vec<LogRow>,
     pub clat_rows: Vec<LogRow>,
     pub slat_rows: Vec<LogRow>,
     pub bw_rows: Vec<LogRow>,
     pub iops_rows: Vec<LogRow>,
-    log_next_ns: u64,
-    acc_lat: LogAcc,
-    acc_clat: LogAcc,
-    acc_slat: LogAcc,
-    /// The job's start (log time zero).
+    lat_log: AvgLog,
+    clat_log: AvgLog,
+    slat_log: AvgLog,
+    bw_log: AvgLog,
+    iops_log: AvgLog,
+    bw_sampler: Sampler,
+    iops_sampler: Sampler,
+    /// The latest issue time of any recorded I/O: the job was still issuing then.
+    last_issue_ns: u64,
+    // fio's I/O depth accounting (see record_iodepth).
+    held: u32,
+    max_held: u32,
+    paired: u32,
+    unbooked: u64,
+    /// When the job itself started (before any ramp_time).
     pub job_start_ns: u64,
 }
 
@@ -211,7 +368,7 @@ fn depth_bucket(d: u32) -> usize {
 }
 
 #[inline]
-fn batch_bucket(n: u32) -> usize {
+fn batch_bucket(n: u64) -> usize {
     match n {
         0 => 0,
         1..=4 => 1,
@@ -225,8 +382,21 @@ fn batch_bucket(n: u32) -> usize {
 
 impl JobStats {
     pub fn new(cfg: StatsConfig) -> Self {
+        // init.c: a bandwidth (IOPS) log sets the sampling period to
+        // log_avg_msec, 0 meaning one sample per I/O; without a log fio
+        // samples every bw_avg_time / iops_avg_time (500 ms by default).
+        let bw_ms = if cfg.bw_log.is_some() {
+            cfg.log_avg_msec
+        } else {
+            cfg.bw_avg_ms.max(1)
+        };
+        let iops_ms = if cfg.iops_log.is_some() {
+            cfg.log_avg_msec
+        } else {
+            cfg.iops_avg_ms.max(1)
+        };
+        let avg = cfg.log_avg_msec;
         JobStats {
-            cfg,
             dirs: Default::default(),
             start_ns: 0,
             end_ns: 0,
@@ -240,116 +410,89 @@ impl JobStats {
             usr_ns: 0,
             sys_ns: 0,
             ctx: 0,
-            next_sample_ns: 0,
             lat_rows: Vec::new(),
             clat_rows: Vec::new(),
             slat_rows: Vec::new(),
             bw_rows: Vec::new(),
             iops_rows: Vec::new(),
-            log_next_ns: 0,
-            acc_lat: LogAcc::default(),
-            acc_clat: LogAcc::default(),
-            acc_slat: LogAcc::default(),
+            lat_log: AvgLog::new(cfg.lat_log.is_some(), avg, true),
+            clat_log: AvgLog::new(cfg.lat_log.is_some(), avg, true),
+            slat_log: AvgLog::new(cfg.lat_log.is_some() && cfg.record_slat, avg, true),
+            bw_log: AvgLog::new(cfg.bw_log.is_some(), avg, false),
+            iops_log: AvgLog::new(cfg.iops_log.is_some(), avg, false),
+            bw_sampler: Sampler::new(bw_ms),
+            iops_sampler: Sampler::new(iops_ms),
+            last_issue_ns: 0,
+            held: 0,
+            max_held: 0,
+            paired: 0,
+            unbooked: 0,
             job_start_ns: 0,
+            cfg,
         }
     }
 
-    /// The job itself started (log timestamps count from here).
+    /// The job itself started (before any ramp_time).
     pub fn job_started(&mut self, now_ns: u64) {
         self.job_start_ns = now_ns;
     }
 
-    /// Statistics start (the end of ramp_time); samples count from here.
+    /// Statistics start (the end of ramp_time): samples count from here, and
+    /// so do log times (fio resets the job's epoch when the ramp ends).
     pub fn start(&mut self, now_ns: u64) {
         self.start_ns = now_ns;
         self.started = true;
-        self.next_sample_ns = now_ns + self.cfg.bw_avg_ms.max(1) * 1_000_000;
-        let avg = self.log_window_ns();
-        self.log_next_ns = now_ns + avg.max(1);
+        self.bw_sampler.start(now_ns);
+        self.iops_sampler.start(now_ns);
     }
 
-    fn log_window_ns(&self) -> u64 {
-        if self.cfg.log_avg_msec > 0 {
-            self.cfg.log_avg_msec * 1_000_000
-        } else {
-            self.cfg.bw_avg_ms.max(1) * 1_000_000
-        }
-    }
-
-    fn has_logs(&self) -> bool {
-        self.cfg.lat_log.is_some() || self.cfg.bw_log.is_some() || self.cfg.iops_log.is_some()
-    }
-
-    /// Close bandwidth/IOPS sample windows that ended by `now`.
+    /// Milliseconds since the statistics epoch (fio's `mtime_since_now(&td->epoch)`).
     #[inline]
-    fn roll_samples(&mut self, now: u64) {
-        let period = self.cfg.bw_avg_ms.max(1) * 1_000_000;
-        while now >= self.next_sample_ns {
-            for d in self.dirs.iter_mut() {
-                if d.total_ios > 0 || d.win_ios > 0 {
-                    // KiB/s over the window, as fio's add_bw_samples.
-                    let kib_s = d.win_bytes * 1000 / (period / 1_000_000) / 1024;
-                    let iops = d.win_ios * 1000 / (period / 1_000_000);
-                    d.bw.add(kib_s);
-                    d.iops.add(iops);
-                }
-                d.win_bytes = 0;
-                d.win_ios = 0;
-            }
-            self.next_sample_ns += period;
-        }
+    fn elapsed_ms(&self, t: u64) -> u64 {
+        t.saturating_sub(self.start_ns) / 1_000_000
     }
 
-    fn roll_logs(&mut self, now: u64) {
-        let win = self.log_window_ns();
-        while now >= self.log_next_ns {
-            let t_ms = (self.log_next_ns - self.job_start_ns) / 1_000_000;
-            for ddir in 0..3 {
-                let (acc_lat, acc_clat, acc_slat) = (&mut self.acc_lat, &mut self.acc_clat, &mut self.acc_slat);
-                if self.cfg.log_avg_msec > 0 {
-                    for (acc, rows) in [
-                        (acc_lat, &mut self.lat_rows),
-                        (acc_clat, &mut self.clat_rows),
-                        (acc_slat, &mut self.slat_rows),
-                    ] {
-                        if acc.n[ddir] > 0 && self.cfg.lat_log.is_some() {
-                            rows.push(LogRow {
-                                time_ms: t_ms,
-                                value: (acc.sum[ddir] / acc.n[ddir] as u128) as u64,
-                                ddir: ddir as u8,
-                                bs: 0,
-                                prio: 0,
-                            });
-                        }
+    /// Turn ended sample windows into bandwidth / IOPS samples (and log
+    /// rows) once the job is known to have been issuing at their end.
+    fn confirm_samples(&mut self, all_done: bool) {
+        for bw in [true, false] {
+            let sampler = if bw {
+                &mut self.bw_sampler
+            } else {
+                &mut self.iops_sampler
+            };
+            let period_ms = sampler.period_ns / 1_000_000;
+            let n = sampler
+                .pending
+                .iter()
+                .take_while(|(end, _)| *end + LOG_MSEC_SLACK * 1_000_000 <= self.last_issue_ns)
+                .count();
+            for k in 0..n {
+                let (end, amounts) = sampler.pending[k];
+                let elapsed = end.saturating_sub(self.start_ns) / 1_000_000;
+                for (ddir, &a) in amounts.iter().enumerate() {
+                    if a == 0 {
+                        continue;
                     }
-                }
-                let n = self.acc_lat.n[ddir];
-                if n > 0 {
-                    let secs = win as f64 / 1e9;
-                    if self.cfg.bw_log.is_some() {
-                        self.bw_rows.push(LogRow {
-                            time_ms: t_ms,
-                            value: (self.acc_lat.bytes[ddir] as f64 / 1024.0 / secs) as u64,
-                            ddir: ddir as u8,
-                            bs: 0,
-                            prio: 0,
-                        });
-                    }
-                    if self.cfg.iops_log.is_some() {
-                        self.iops_rows.push(LogRow {
-                            time_ms: t_ms,
-                            value: (n as f64 / secs) as u64,
-                            ddir: ddir as u8,
-                            bs: 0,
-                            prio: 0,
-                        });
-                    }
+                    // stat.c __add_samples: integer rates over the window in ms.
+                    let (value, stat, log) = if bw {
+                        (a * 1000 / period_ms / 1024, &mut self.dirs[ddir].bw, &mut self.bw_log)
+                    } else {
+                        (a * 1000 / period_ms, &mut self.dirs[ddir].iops, &mut self.iops_log)
+                    };
+                    stat.add(value);
+                    log.add(elapsed, value, ddir, 0, 0);
                 }
             }
-            self.acc_lat = LogAcc::default();
-            self.acc_clat = LogAcc::default();
-            self.acc_slat = LogAcc::default();
-            self.log_next_ns += win;
+            let sampler = if bw {
+                &mut self.bw_sampler
+            } else {
+                &mut self.iops_sampler
+            };
+            sampler.pending.drain(..n);
+            if all_done {
+                sampler.pending.clear();
+            }
         }
     }
 
@@ -360,16 +503,20 @@ impl JobStats {
         if !self.started {
             return;
         }
-        self.roll_samples(complete);
+        self.bw_sampler.roll(complete);
+        self.iops_sampler.roll(complete);
+        self.last_issue_ns = self.last_issue_ns.max(issue);
+        if !self.bw_sampler.pending.is_empty() || !self.iops_sampler.pending.is_empty() {
+            self.confirm_samples(false);
+        }
         let slat = submit.saturating_sub(issue);
         let clat = complete.saturating_sub(submit);
         let lat = complete.saturating_sub(issue);
         let pct_lat = self.cfg.lat_percentiles;
-        let d = &mut self.dirs[ddir as usize];
+        let di = ddir as usize;
+        let d = &mut self.dirs[di];
         d.io_bytes += bytes as u64;
         d.total_ios += 1;
-        d.win_bytes += bytes as u64;
-        d.win_ios += 1;
         if self.cfg.record_slat {
             d.slat.add(slat);
             if self.cfg.slat_percentiles {
@@ -414,60 +561,118 @@ impl JobStats {
                 .unwrap_or(if ms < 2000 { 10 } else { 11 });
             self.lat_ms[i] += 1;
         }
-        if self.has_logs() {
-            self.roll_logs(complete);
-            let di = ddir as usize;
-            let rt = u8::from(prio.class == 1);
-            if self.cfg.log_avg_msec == 0 && self.cfg.lat_log.is_some() {
-                let t = (complete - self.job_start_ns) / 1_000_000;
-                let row = |v| LogRow {
-                    time_ms: t,
-                    value: v,
-                    ddir: di as u8,
-                    bs: bytes,
-                    prio: rt,
-                };
-                self.lat_rows.push(row(lat));
-                self.clat_rows.push(row(clat));
-                if self.cfg.record_slat {
-                    self.slat_rows.push(row(slat));
-                }
-            }
-            for (acc, v) in [
-                (&mut self.acc_lat, lat),
-                (&mut self.acc_clat, clat),
-                (&mut self.acc_slat, slat),
-            ] {
-                acc.sum[di] += v as u128;
-                acc.n[di] += 1;
-                acc.bytes[di] += bytes as u64;
-            }
+        // Bandwidth / IOPS: into the open window, or one sample per I/O
+        // (io_u.c account_io_completion -> add_bw_sample / add_iops_sample).
+        let t_ms = self.elapsed_ms(complete);
+        let rt = u8::from(prio.class == 1);
+        if self.bw_sampler.period_ns == 0 {
+            let rate = (bytes as u64 * 1_000_000).checked_div(clat).unwrap_or(0);
+            self.dirs[di].bw.add(rate);
+            self.bw_log.add(t_ms, rate, di, bytes, rt);
+        } else {
+            self.bw_sampler.win[di] += bytes as u64;
+        }
+        if self.iops_sampler.period_ns == 0 {
+            self.dirs[di].iops.add(1);
+            self.iops_log.add(t_ms, 1, di, bytes, rt);
+        } else {
+            self.iops_sampler.win[di] += 1;
+        }
+        // Latency logs: completion time for lat and clat; slat was logged by
+        // fio when the I/O was submitted.
+        self.lat_log.add(t_ms, lat, di, bytes, rt);
+        self.clat_log.add(t_ms, clat, di, bytes, rt);
+        if self.cfg.record_slat {
+            let s_ms = self.elapsed_ms(submit);
+            self.slat_log.add(s_ms, slat, di, bytes, rt);
         }
     }
 
+    /// The engine submitted an I/O; `depth` is the job's I/Os in flight
+    /// now, completed-but-not-reaped ones included (fio's `cur_depth`).
+    ///
+    /// fio marks the depth when it submits (io_u.c `io_u_mark_depth`), and
+    /// with its default `iodepth_batch_complete_max` (= min = 1) a job whose
+    /// queue is full reaps one completion per call and submits its
+    /// replacement at once, so it submits at full depth (a QD16 job shows
+    /// 100% at 16). The engine reaps every finished I/O in one go; each of
+    /// those reaped from a full queue is paired here with the submission
+    /// that replaces it and counted at the depth fio would have seen.
     #[inline]
     pub fn record_iodepth(&mut self, depth: u32) {
-        self.depth[depth_bucket(depth)] += 1;
+        let seen = if self.paired > 0 {
+            self.paired -= 1;
+            depth + self.paired
+        } else {
+            depth
+        };
+        self.held = depth;
+        self.max_held = self.max_held.max(depth);
+        if self.started {
+            self.depth[depth_bucket(seen)] += 1;
+            // The reaps since the last submission were fio's single-event reaps.
+            self.complete[batch_bucket(1)] += self.unbooked;
+        }
+        self.unbooked = 0;
     }
 
     #[inline]
     pub fn record_submit_batch(&mut self, n: u32) {
-        self.submit[batch_bucket(n)] += 1;
+        if self.started {
+            self.submit[batch_bucket(n as u64)] += 1;
+        }
     }
 
+    /// The engine reaped `n` completions at once. fio counts a reap call per
+    /// completion (see record_iodepth); the ones after the job's last
+    /// submission are its final drain, which `finish` counts as fio does.
     #[inline]
     pub fn record_complete_batch(&mut self, n: u32) {
-        self.complete[batch_bucket(n)] += 1;
+        if self.held >= self.max_held {
+            self.paired += n;
+        }
+        self.held = self.held.saturating_sub(n);
+        if self.started {
+            self.unbooked += n as u64;
+        }
     }
 
     pub fn finish(&mut self, end_ns: u64, usr_ns: u64, sys_ns: u64, ctx: u64) {
         if !self.started {
             self.start(end_ns);
         }
-        self.roll_samples(end_ns);
-        if self.has_logs() {
-            self.roll_logs(end_ns);
+        // backend.c: after its last submission a job whose queue is full
+        // reaps one completion, then leaves its loop and reaps the rest in
+        // one call (io_u_queued_complete(td, cur_depth)).
+        if self.unbooked > 0 {
+            self.complete[batch_bucket(1)] += 1;
+            if self.unbooked > 1 {
+                self.complete[batch_bucket(self.unbooked - 1)] += 1;
+            }
+            self.unbooked = 0;
         }
+        self.bw_sampler.roll(end_ns);
+        self.iops_sampler.roll(end_ns);
+        self.confirm_samples(true);
+        let t_ms = self.elapsed_ms(end_ns);
+        for log in [
+            &mut self.lat_log,
+            &mut self.clat_log,
+            &mut self.slat_log,
+            &mut self.bw_log,
+            &mut self.iops_log,
+        ] {
+            log.finalize(t_ms);
+        }
+        self.lat_rows = std::mem::take(&mut self.lat_log.rows);
+        self.clat_rows = std::mem::take(&mut self.clat_log.rows);
+        self.slat_rows = std::mem::take(&mut self.slat_log.rows);
+        // Per-I/O slat rows were taken at completion; fio wrote them at submission.
+        if self.cfg.log_avg_msec == 0 {
+            self.slat_rows.sort_by_key(|r| r.time_ms);
+        }
+        self.bw_rows = std::mem::take(&mut self.bw_log.rows);
+        self.iops_rows = std::mem::take(&mut self.iops_log.rows);
         self.end_ns = end_ns;
         self.usr_ns = usr_ns;
         self.sys_ns = sys_ns;
@@ -479,21 +684,25 @@ impl JobStats {
         (self.end_ns.saturating_sub(self.start_ns)) / 1_000_000
     }
 
+    /// Put the job's own priority first in each direction's per-priority
+    /// list, where fio keeps it (cmdprio.c: the job's ioprio is entry 0;
+    /// stat.c lists priorities in that order).
+    pub fn own_prio_first(&mut self, own: IoPrio) {
+        for d in self.dirs.iter_mut() {
+            if let Some(i) = d.prios.iter().position(|p| p.prio == own) {
+                let p = d.prios.remove(i);
+                d.prios.insert(0, p);
+            }
+        }
+    }
+
     /// Merge another job's stats into this one (group_reporting).
     pub fn merge(&mut self, o: &JobStats) {
         for (a, b) in self.dirs.iter_mut().zip(o.dirs.iter()) {
             a.add_ios(b);
             // fio sums the per-member sample statistics (min, max, mean, samples).
-            a.bw.min += b.bw.min;
-            a.bw.max += b.bw.max;
-            a.bw.mean += b.bw.mean;
-            a.bw.m2 += b.bw.m2;
-            a.bw.n += b.bw.n;
-            a.iops.min += b.iops.min;
-            a.iops.max += b.iops.max;
-            a.iops.mean += b.iops.mean;
-            a.iops.m2 += b.iops.m2;
-            a.iops.n += b.iops.n;
+            a.bw.pure_sum(&b.bw);
+            a.iops.pure_sum(&b.iops);
         }
         for i in 0..7 {
             self.depth[i] += o.depth[i];

@@ -14,7 +14,7 @@
 //! fields; `total_err;first_error` with `continue_on_error`; the job's
 //! description if it has one.
 
-use super::fio_json::{entries, group_agg, pcts, percentile_list, Entry, RunReport};
+use super::fio_json::{agg_percent_of, entries, group_runs, pcts, percentile_list, Entry, GroupRun, RunReport};
 use super::stats::{DirStats, JobStats, LatStat};
 use crate::workload::fio::UnifiedRw;
 use std::fmt::Write;
@@ -27,9 +27,10 @@ pub const VERSIONS: &[u32] = &[3];
 
 /// Append one terse-v3 line per reported job of `run`.
 pub fn write_terse(out: &mut String, run: &RunReport) {
-    let agg = group_agg(&run.jobs);
-    for e in entries(&run.jobs) {
-        write_entry(out, run, &e, &agg);
+    let entries = entries(&run.jobs);
+    let runs = group_runs(&entries);
+    for e in &entries {
+        write_entry(out, run, e, &runs);
     }
 }
 
@@ -49,7 +50,7 @@ fn lat(out: &mut String, s: &LatStat) {
     }
 }
 
-fn dir(out: &mut String, d: &DirStats, stats: &JobStats, runtime_ms: u64, agg_bytes_s: f64) {
+fn dir(out: &mut String, d: &DirStats, stats: &JobStats, runtime_ms: u64, agg_bytes_s: u64) {
     // As in the json output: a direction with I/O ran the job's runtime (at least 1 ms).
     let rt = if d.total_ios > 0 { runtime_ms.max(1) } else { 0 };
     let bw = (1000 * d.io_bytes).checked_div(rt).unwrap_or(0) / 1024;
@@ -83,13 +84,8 @@ fn dir(out: &mut String, d: &DirStats, stats: &JobStats, runtime_ms: u64, agg_by
     if d.bw.n == 0 {
         out.push_str(";0;0;0.000000%;0.000000;0.000000");
     } else {
-        // fio: the mean's share of the group's aggregate (rs->agg / 1024, integer KiB/s).
-        let agg_kib = (agg_bytes_s as u64 / 1024) as f64;
-        let share = if agg_kib > 0.0 {
-            (d.bw.mean * 100.0 / agg_kib).min(100.0)
-        } else {
-            100.0
-        };
+        // fio: the mean's share of the group's aggregate, as in the json.
+        let share = agg_percent_of(agg_bytes_s, d.bw.mean);
         let _ = write!(
             out,
             ";{};{};{share:.6}%;{:.6};{:.6}",
@@ -101,13 +97,13 @@ fn dir(out: &mut String, d: &DirStats, stats: &JobStats, runtime_ms: u64, agg_by
     }
 }
 
-fn write_entry(out: &mut String, run: &RunReport, e: &Entry, agg: &[(u32, [f64; 3])]) {
+fn write_entry(out: &mut String, run: &RunReport, e: &Entry, runs: &[GroupRun]) {
     let s = &e.stats;
-    let g = agg
+    let g = runs
         .iter()
-        .find(|g| g.0 == e.first.groupid)
-        .map(|g| g.1)
-        .unwrap_or([0.0; 3]);
+        .find(|g| g.groupid == e.first.groupid)
+        .map(|g| g.agg)
+        .unwrap_or([0; 3]);
     let runtime = s.runtime_ms();
     let _ = write!(
         out,

@@ -7,6 +7,7 @@ mod cli;
 mod cli_fio;
 mod fio_compat;
 mod fio_parse;
+mod fio_text;
 mod fio_timing;
 mod fuzz;
 mod hmb;

@@ -1322,6 +1322,7 @@ struct State {
     bs: [u32; 3],
     bssplit: [Option<BsSplit>; 3],
     iodepth: u32,
+    thread: bool,
     iodepth_batch: u32,
     batch_complete_min: u32,
     batch_complete_max: u32,
@@ -1389,6 +1390,7 @@ impl Default for State {
             bs: [4096; 3],
             bssplit: [None, None, None],
             iodepth: 1,
+            thread: false,
             iodepth_batch: 1,
             batch_complete_min: 1,
             batch_complete_max: 0,
@@ -1727,6 +1729,8 @@ impl State {
                 list.sort_by(f64::total_cmp);
                 self.percentile_list = Some(list);
             }
+            // Ignored by the simulation, but fio's text says "threads" for it.
+            "thread" => self.thread = parse_flag(v)?,
             _ if IGNORED_OPTIONS.iter().any(|(n, _)| *n == name) => check_ignored_value(name, v, kb)?,
             _ => return Err("not supported by nvmesim (a real fio option the simulator does not implement)".into()),
         }
@@ -2283,6 +2287,7 @@ impl Parser<'_> {
             rwmixread: st.rwmixread,
             bs,
             iodepth,
+            thread: st.thread,
             iodepth_batch_submit,
             iodepth_batch_complete_min: st.batch_complete_min,
             iodepth_batch_complete_max,

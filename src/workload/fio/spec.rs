@@ -126,6 +126,9 @@ pub struct JobSpec {
     /// Per direction [read, write, trim].
     pub bs: [BsSplit; 3],
     pub iodepth: u32,
+    /// `thread`: fio runs the job as a thread, not a process (the simulated
+    /// job is the same either way; fio's normal output says "threads").
+    pub thread: bool,
     pub iodepth_batch_submit: u32,
     pub iodepth_batch_complete_min: u32,
     pub iodepth_batch_complete_max: u32,
