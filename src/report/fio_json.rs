@@ -68,6 +68,16 @@ pub struct Entry<'a> {
 }
 
 impl Entry<'_> {
+    /// CPU time `ns` as a percentage of the entry's job runtime (fio's
+    /// usr_cpu / sys_cpu), 0 for a job that did not run.
+    pub fn cpu_percent(&self, ns: u64) -> f64 {
+        if self.job_runtime_ms == 0 {
+            0.0
+        } else {
+            ns as f64 / (self.job_runtime_ms as f64 * 1e6) * 100.0
+        }
+    }
+
     /// fio's runtime of the "mixed" direction: the longest of the three.
     pub fn mixed_runtime_ms(&self) -> u64 {
         self.runtime_ms.iter().copied().max().unwrap_or(0)
@@ -403,14 +413,6 @@ fn job_obj(e: &Entry, runs: &[GroupRun], plus: bool) -> J {
             );
         }
     }
-    let jr = e.job_runtime_ms;
-    let cpu = |ns: u64| {
-        if jr == 0 {
-            0.0
-        } else {
-            ns as f64 / (jr as f64 * 1e6) * 100.0
-        }
-    };
     let total_ios: u64 = s.dirs.iter().map(|d| d.total_ios).sum();
     let depth_total: u64 = s.depth.iter().sum();
     let sub_total: u64 = s.submit.iter().sum();
@@ -419,9 +421,9 @@ fn job_obj(e: &Entry, runs: &[GroupRun], plus: bool) -> J {
     let ms_keys = [
         "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
     ];
-    o.put("job_runtime", J::int(jr))
-        .put("usr_cpu", J::float(cpu(s.usr_ns)))
-        .put("sys_cpu", J::float(cpu(s.sys_ns)))
+    o.put("job_runtime", J::int(e.job_runtime_ms))
+        .put("usr_cpu", J::float(e.cpu_percent(s.usr_ns)))
+        .put("sys_cpu", J::float(e.cpu_percent(s.sys_ns)))
         .put("ctx", J::int(s.ctx))
         .put("majf", J::Int(0))
         .put("minf", J::Int(0))

@@ -551,12 +551,7 @@ fn job_block(out: &mut String, e: &Entry, rs: &GroupRun, run: &RunReport) {
         "2=", "4=", "10=", "20=", "50=", "100=", "250=", "500=", "750=", "1000=", "2000=", ">=2000=",
     ];
     lat_dist(out, "msec", &ms_keys, &s.lat_ms, total);
-    let jr = e.job_runtime_ms as f64 * 1e6;
-    let (usr, sys) = if e.job_runtime_ms > 0 {
-        (s.usr_ns as f64 * 100.0 / jr, s.sys_ns as f64 * 100.0 / jr)
-    } else {
-        (0.0, 0.0)
-    };
+    let (usr, sys) = (e.cpu_percent(s.usr_ns), e.cpu_percent(s.sys_ns));
     let _ = writeln!(
         out,
         "  cpu          : usr={usr:3.2}%, sys={sys:3.2}%, ctx={}, majf=0, minf=0",

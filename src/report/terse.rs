@@ -120,15 +120,13 @@ fn write_entry(out: &mut String, run: &RunReport, e: &Entry, runs: &[GroupRun]) 
             dir(out, &DirStats::mixed(&s.dirs), s, runtime, g.iter().sum());
         }
     }
-    let jr = e.job_runtime_ms;
-    let cpu = |ns: u64| {
-        if jr == 0 {
-            0.0
-        } else {
-            ns as f64 / (jr as f64 * 1e6) * 100.0
-        }
-    };
-    let _ = write!(out, ";{:.6}%;{:.6}%;{};0;0", cpu(s.usr_ns), cpu(s.sys_ns), s.ctx);
+    let _ = write!(
+        out,
+        ";{:.6}%;{:.6}%;{};0;0",
+        e.cpu_percent(s.usr_ns),
+        e.cpu_percent(s.sys_ns),
+        s.ctx
+    );
     let depth_total: u64 = s.depth.iter().sum();
     for p in pcts(&s.depth, depth_total, 0.1) {
         let _ = write!(out, ";{p:3.1}%");
