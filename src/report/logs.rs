@@ -6,15 +6,13 @@
 //! `prio` 0, stamped as fio stamps it (see stats.rs `AvgLog`); without it,
 //! one row per I/O (bandwidth then as fio's per-I/O rate).
 
-use super::stats::{JobStats, LogRow};
+use super::stats::{JobStats, LogRows};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-fn write_rows(path: &Path, rows: &[LogRow]) -> std::io::Result<()> {
+fn write_rows(path: &Path, rows: &LogRows) -> std::io::Result<()> {
     let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
-    for r in rows {
-        writeln!(f, "{}, {}, {}, {}, {}", r.time_ms, r.value, r.ddir, r.bs, r.prio)?;
-    }
+    rows.write_to(&mut f)?;
     f.flush()
 }
 

@@ -421,7 +421,7 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
             let mut fg: std::collections::BTreeMap<u64, f64> = Default::default();
             for jr in &out.report.jobs {
                 if jr.stats.cfg.iops_log.as_deref() == Some("fg") {
-                    for r in &jr.stats.iops_rows {
+                    for r in jr.stats.iops_rows.iter() {
                         *fg.entry(r.time_ms).or_default() += r.value as f64;
                     }
                 }
