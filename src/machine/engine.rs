@@ -2109,13 +2109,12 @@ impl Machine {
             return Ok(());
         }
         let mut why = Vec::new();
-        let waiting: Vec<u32> = self.ctrl.sqs.iter().flat_map(|s| s.waiting.iter().copied()).collect();
-        if let Some(&oldest) = waiting.iter().min_by_key(|&&c| self.reqs.get(c).wait_seq) {
+        if let Some((_, oldest)) = self.oldest_waiting() {
+            let waiting: usize = self.ctrl.sqs.iter().map(|s| s.waiting.len()).sum();
             let need = u64::from(self.reqs.get(oldest).dev_len);
             let cap = self.ssd.as_ref().map_or(0, |s| s.cache.capacity);
             why.push(format!(
-                "{} commands wait in the controller for write-buffer space (the oldest needs {need} bytes, the buffer holds {cap})",
-                waiting.len()
+                "{waiting} commands wait in the controller for write-buffer space (the oldest needs {need} bytes, the buffer holds {cap})"
             ));
         }
         if !self.hmb.waiting.is_empty() {
@@ -2462,18 +2461,7 @@ impl Machine {
         // goes first, and nothing overtakes it while it cannot start (a
         // firmware's single internal command queue, served in fetch order).
         let mut any = false;
-        loop {
-            let mut oldest: Option<(u64, usize)> = None;
-            for (sq, s) in self.ctrl.sqs.iter().enumerate() {
-                if let (true, Some(&cmd)) = (s.blocked, s.waiting.front()) {
-                    let seq = self.reqs.get(cmd).wait_seq;
-                    if oldest.is_none_or(|(o, _)| seq < o) {
-                        oldest = Some((seq, sq));
-                    }
-                }
-            }
-            let Some((_, sq)) = oldest else { break };
-            let cmd = *self.ctrl.sqs[sq].waiting.front().unwrap();
+        while let Some((sq, cmd)) = self.oldest_waiting() {
             if !self.try_start(now, cmd) {
                 break;
             }
@@ -2489,6 +2477,18 @@ impl Machine {
         if any {
             self.kick_fetch(now);
         }
+    }
+
+    /// The blocked SQ whose head command has waited longest, and that command
+    /// (each SQ's waiting list is in arrival order, so it is the oldest of all).
+    fn oldest_waiting(&self) -> Option<(usize, u32)> {
+        self.ctrl
+            .sqs
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.blocked)
+            .filter_map(|(sq, s)| s.waiting.front().map(|&c| (sq, c)))
+            .min_by_key(|&(_, c)| self.reqs.get(c).wait_seq)
     }
 
     /// The controller posts the CQE of `cmd`: its slot frees, the CQE and the
