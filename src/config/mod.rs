@@ -6,6 +6,7 @@
 
 mod schema;
 pub use schema::*;
+pub mod precheck;
 mod presets;
 pub use presets::*;
 mod validate;

@@ -13,7 +13,7 @@ use crate::host::block::{Elevator, RequestQueue};
 use crate::host::cpu::{CacheLineCost, Core, Lock, LockEnv, Placement, Topology};
 use crate::host::nvme_driver::QueuePair;
 use crate::host::queue_map::{self, QueueMapTable};
-use crate::nvme::arbitration::{ArbitrationFeature, Mechanism, Pick};
+use crate::nvme::arbitration::{self, ArbitrationFeature, Pick};
 use crate::nvme::controller::{Controller, HMB_IO_CMD};
 use crate::nvme::pcie::{PcieLink, CQE_BYTES};
 use crate::report::stats::{JobStats, StatsConfig};
@@ -479,7 +479,7 @@ impl Machine {
             (DeviceKind::Ssd, Some(s)) => s.user_capacity_bytes,
             _ => 250 * 1_000_000_000,
         };
-        let (extents, job_disks) = job_extents(jobs, &cfg, namespace_bytes)?;
+        let (extents, job_disks) = crate::workload::files::job_extents(jobs, &cfg, namespace_bytes)?;
         let (ssd, unit_bytes) = match (&cfg.device.kind, &cfg.device.ssd) {
             (DeviceKind::Ssd, Some(s)) => {
                 let mut ssd = Ssd::new(s, verify)?;
@@ -655,11 +655,17 @@ impl Machine {
             }
         }
         let link = PcieLink::new(&cfg.device.pcie);
-        let (mechanism, feature) = arbitration_setup(&cfg, map.name, opts)?;
+        let (mechanism, feature) = arbitration::setup(&cfg, map.name, opts.arbitration, opts.weights)?;
         let ctrl = Controller::new(&cfg.device.nvme, map.sq_prio.clone(), mechanism, feature, link);
         let mut admin_cmds = Vec::new();
         for s in &cfg.device.arbitration.set_features {
-            check_arbitration_values(&cfg.device.name, s.high_weight, s.medium_weight, s.low_weight, s.burst)?;
+            arbitration::check_arbitration_values(
+                &cfg.device.name,
+                s.high_weight,
+                s.medium_weight,
+                s.low_weight,
+                s.burst,
+            )?;
             if !(s.at_ms.is_finite() && s.at_ms >= 0.0) {
                 return Err(format!(
                     "device '{}': [[device.arbitration.set_features]] at_ms = {} must be a time >= 0",
@@ -2589,124 +2595,4 @@ impl Machine {
         }
         s
     }
-}
-
-/// Check weights (1..=256 commands: an 8-bit 0's-based field) and a burst
-/// (a power of two up to 64, or 0 for no limit: the 3-bit AB field).
-fn check_arbitration_values(
-    device: &str,
-    high: Option<u32>,
-    medium: Option<u32>,
-    low: Option<u32>,
-    burst: Option<u32>,
-) -> Result<(), String> {
-    for (name, w) in [("high_weight", high), ("medium_weight", medium), ("low_weight", low)] {
-        if let Some(w) = w {
-            if !(1..=256).contains(&w) {
-                return Err(format!(
-                    "device '{device}': [device.arbitration] {name} = {w}: expected 1 to 256 commands per round \
-(the Set Features field is 0's based, 8 bits)"
-                ));
-            }
-        }
-    }
-    if let Some(b) = burst {
-        if b != 0 && !(b.is_power_of_two() && b <= 64) {
-            return Err(format!(
-                "device '{device}': [device.arbitration] burst = {b}: expected 1, 2, 4, 8, 16, 32, 64 or 0 (no limit)"
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The arbitration mechanism the driver enables and the Arbitration feature
-/// it sets before the run.
-fn arbitration_setup(
-    cfg: &MachineConfig,
-    map_name: &str,
-    opts: &RunOptions,
-) -> Result<(Mechanism, ArbitrationFeature), String> {
-    let a = &cfg.device.arbitration;
-    let dev = &cfg.device.name;
-    let mech = opts.arbitration.unwrap_or(a.mechanism);
-    let mechanism = match mech {
-        // The drivers that create priority queues enable WRR (the
-        // HotStorage '17 patch; SPDK's arbitration example); stock Linux
-        // leaves CC.AMS at round robin.
-        ArbitrationMechanism::Auto if map_name.starts_with("wrr-") => Mechanism::WeightedUrgent,
-        ArbitrationMechanism::Auto | ArbitrationMechanism::RoundRobin => Mechanism::RoundRobin,
-        ArbitrationMechanism::WeightedRoundRobin => Mechanism::WeightedUrgent,
-    };
-    if mechanism == Mechanism::WeightedUrgent && !cfg.device.nvme.wrr_supported {
-        return Err(format!(
-            "device '{dev}' does not support weighted round robin arbitration (CAP.AMS bit 17 clear); \
-use a device that does (samsung-pm1725a) or set [device.nvme] wrr_supported = true to model one"
-        ));
-    }
-    let (h, m, l) = match opts.weights {
-        Some((h, m, l)) => (Some(h), Some(m), Some(l)),
-        None => (a.high_weight, a.medium_weight, a.low_weight),
-    };
-    check_arbitration_values(dev, h, m, l, a.burst)?;
-    // The controller's reset values, then the host's Set Features.
-    let d = cfg.device.nvme.default_weights;
-    let reset = ArbitrationFeature {
-        burst: Some(cfg.device.nvme.arbitration_burst.max(1)),
-        high: d[0],
-        medium: d[1],
-        low: d[2],
-    };
-    Ok((mechanism, reset.with(h, m, l, a.burst)))
-}
-
-/// Each job's clones' extents in the namespace (host jobs: their files or
-/// the whole namespace; guest jobs: on their VM's disks), and each guest
-/// clone's disk index within its VM.
-#[allow(clippy::type_complexity)]
-fn job_extents(
-    jobs: &FioJobFile,
-    cfg: &MachineConfig,
-    namespace: u64,
-) -> Result<(Vec<Vec<(u64, u64)>>, Vec<Vec<u32>>), String> {
-    let subset = |vm: Option<u32>| FioJobFile {
-        path: jobs.path.clone(),
-        global_options: Vec::new(),
-        jobs: jobs.jobs.iter().filter(|j| j.vm == vm).cloned().collect(),
-    };
-    if let Some(j) = jobs
-        .jobs
-        .iter()
-        .find(|j| j.vm.is_some_and(|v| v as usize >= cfg.vms.len()))
-    {
-        return Err(format!(
-            "job '{}' belongs to a VM the machine config does not have",
-            j.name
-        ));
-    }
-    let mut host = super::files::layout(&subset(None), namespace)?.into_iter();
-    let mut guest = Vec::new();
-    if !cfg.vms.is_empty() {
-        for (vi, disks) in crate::virt::disk_layout(&cfg.vms, namespace)?.iter().enumerate() {
-            let f = subset(Some(vi as u32));
-            let l = super::files::layout_guest(&f, disks).map_err(|e| format!("vm '{}': {e}", cfg.vms[vi].name))?;
-            guest.push(l.into_iter());
-        }
-    }
-    let (mut ext, mut disk) = (Vec::new(), Vec::new());
-    for j in &jobs.jobs {
-        match j.vm {
-            None => {
-                let e = host.next().expect("one layout per host job");
-                disk.push(vec![0; e.len()]);
-                ext.push(e);
-            }
-            Some(v) => {
-                let e = guest[v as usize].next().expect("one layout per guest job");
-                ext.push(e.iter().map(|x| (x.0, x.1)).collect());
-                disk.push(e.iter().map(|x| x.2).collect());
-            }
-        }
-    }
-    Ok((ext, disk))
 }

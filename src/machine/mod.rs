@@ -5,8 +5,6 @@
 //! controller, a die finishing an operation, an interrupt reaching a CPU).
 
 mod engine;
-mod files;
-pub mod precheck;
 mod results;
 
 pub use engine::{Machine, OccupancySample, Precondition, RunOptions, SsTracker};

@@ -120,7 +120,7 @@ pub fn run(
     opts: &RunOptions,
     progress: &mut super::Progress,
 ) -> Result<RunOutput, String> {
-    super::precheck::check(&cfg, jobs)?;
+    crate::config::precheck::check(&cfg, jobs)?;
     let device = cfg.device.name.clone();
     fn live<'a>(machine: Option<&'a Machine>, jobs: &'a FioJobFile, device: &'a str, opts: &RunOptions) -> Live<'a> {
         Live {

@@ -20,6 +20,8 @@
 //! to fetch, and a new round begins when no class with work has weight left.
 //! Over many rounds every backlogged class receives its weight's share.
 
+use crate::config::{ArbitrationMechanism, MachineConfig};
+
 /// A submission queue's priority, the QPRIO field of Create I/O Submission
 /// Queue (Dword 11 bits 2:1): 00b urgent, 01b high, 10b medium, 11b low.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -266,6 +268,76 @@ impl Arbiter {
         );
         None
     }
+}
+
+/// Check weights (1..=256 commands: an 8-bit 0's-based field) and a burst
+/// (a power of two up to 64, or 0 for no limit: the 3-bit AB field).
+pub fn check_arbitration_values(
+    device: &str,
+    high: Option<u32>,
+    medium: Option<u32>,
+    low: Option<u32>,
+    burst: Option<u32>,
+) -> Result<(), String> {
+    for (name, w) in [("high_weight", high), ("medium_weight", medium), ("low_weight", low)] {
+        if let Some(w) = w {
+            if !(1..=256).contains(&w) {
+                return Err(format!(
+                    "device '{device}': [device.arbitration] {name} = {w}: expected 1 to 256 commands per round \
+(the Set Features field is 0's based, 8 bits)"
+                ));
+            }
+        }
+    }
+    if let Some(b) = burst {
+        if b != 0 && !(b.is_power_of_two() && b <= 64) {
+            return Err(format!(
+                "device '{device}': [device.arbitration] burst = {b}: expected 1, 2, 4, 8, 16, 32, 64 or 0 (no limit)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The arbitration mechanism the driver enables and the Arbitration feature
+/// it sets before the run.
+pub fn setup(
+    cfg: &MachineConfig,
+    map_name: &str,
+    mechanism: Option<ArbitrationMechanism>,
+    weights: Option<(u32, u32, u32)>,
+) -> Result<(Mechanism, ArbitrationFeature), String> {
+    let a = &cfg.device.arbitration;
+    let dev = &cfg.device.name;
+    let mech = mechanism.unwrap_or(a.mechanism);
+    let mechanism = match mech {
+        // The drivers that create priority queues enable WRR (the
+        // HotStorage '17 patch; SPDK's arbitration example); stock Linux
+        // leaves CC.AMS at round robin.
+        ArbitrationMechanism::Auto if map_name.starts_with("wrr-") => Mechanism::WeightedUrgent,
+        ArbitrationMechanism::Auto | ArbitrationMechanism::RoundRobin => Mechanism::RoundRobin,
+        ArbitrationMechanism::WeightedRoundRobin => Mechanism::WeightedUrgent,
+    };
+    if mechanism == Mechanism::WeightedUrgent && !cfg.device.nvme.wrr_supported {
+        return Err(format!(
+            "device '{dev}' does not support weighted round robin arbitration (CAP.AMS bit 17 clear); \
+use a device that does (samsung-pm1725a) or set [device.nvme] wrr_supported = true to model one"
+        ));
+    }
+    let (h, m, l) = match weights {
+        Some((h, m, l)) => (Some(h), Some(m), Some(l)),
+        None => (a.high_weight, a.medium_weight, a.low_weight),
+    };
+    check_arbitration_values(dev, h, m, l, a.burst)?;
+    // The controller's reset values, then the host's Set Features.
+    let d = cfg.device.nvme.default_weights;
+    let reset = ArbitrationFeature {
+        burst: Some(cfg.device.nvme.arbitration_burst.max(1)),
+        high: d[0],
+        medium: d[1],
+        low: d[2],
+    };
+    Ok((mechanism, reset.with(h, m, l, a.burst)))
 }
 
 #[cfg(test)]

@@ -50,7 +50,7 @@ const ZETA_EXACT_TERMS: u64 = 100_000;
 /// - `filesize` is the file's size: the caller passes it as `file_bytes`;
 /// - the region is inside the clone's file: clones of a job with `filename`
 ///   share it, clones without one each have their own (`jobname.clone.0`,
-///   see `machine::files`); fio's `offset_increment` per clone is not
+///   see `workload::files`); fio's `offset_increment` per clone is not
 ///   supported, so `clone_index` changes nothing here.
 ///
 /// Errors when the offset is at or past the end, when `offset + size` runs

@@ -2,6 +2,7 @@
 //! files (`fio/`) are parsed into `JobSpec`s; a per-job `IoGenerator`
 //! (`gen.rs`) turns a spec into the stream of I/Os a fio thread would issue.
 
+pub mod files;
 pub mod fio;
 pub mod gen;
 pub mod trace;

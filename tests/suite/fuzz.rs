@@ -8,7 +8,8 @@
 //! reruns alike (`NVMESIM_FUZZ_CASES=N` changes the count).
 
 use nvmesim::config;
-use nvmesim::machine::{precheck, Machine, Precondition, RunOptions};
+use nvmesim::config::precheck;
+use nvmesim::machine::{Machine, Precondition, RunOptions};
 use nvmesim::workload::fio;
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;

@@ -7,6 +7,7 @@
 //! `filename` gives each of its `numjobs` clones a file of its own, named as
 //! fio names it (`jobname.clone.0`).
 
+use crate::config::MachineConfig;
 use crate::workload::fio::{FioJobFile, JobSpec, SizeSpec};
 
 /// Byte extent (base, length) of the file each clone of each job works on,
@@ -115,6 +116,57 @@ pub fn layout_guest(jobs: &FioJobFile, disks: &[crate::virt::DiskExtent]) -> Res
         out.push(v);
     }
     Ok(out)
+}
+
+/// Each job's clones' extents in the namespace (host jobs: their files or
+/// the whole namespace; guest jobs: on their VM's disks), and each guest
+/// clone's disk index within its VM.
+#[allow(clippy::type_complexity)]
+pub fn job_extents(
+    jobs: &FioJobFile,
+    cfg: &MachineConfig,
+    namespace: u64,
+) -> Result<(Vec<Vec<(u64, u64)>>, Vec<Vec<u32>>), String> {
+    let subset = |vm: Option<u32>| FioJobFile {
+        path: jobs.path.clone(),
+        global_options: Vec::new(),
+        jobs: jobs.jobs.iter().filter(|j| j.vm == vm).cloned().collect(),
+    };
+    if let Some(j) = jobs
+        .jobs
+        .iter()
+        .find(|j| j.vm.is_some_and(|v| v as usize >= cfg.vms.len()))
+    {
+        return Err(format!(
+            "job '{}' belongs to a VM the machine config does not have",
+            j.name
+        ));
+    }
+    let mut host = layout(&subset(None), namespace)?.into_iter();
+    let mut guest = Vec::new();
+    if !cfg.vms.is_empty() {
+        for (vi, disks) in crate::virt::disk_layout(&cfg.vms, namespace)?.iter().enumerate() {
+            let f = subset(Some(vi as u32));
+            let l = layout_guest(&f, disks).map_err(|e| format!("vm '{}': {e}", cfg.vms[vi].name))?;
+            guest.push(l.into_iter());
+        }
+    }
+    let (mut ext, mut disk) = (Vec::new(), Vec::new());
+    for j in &jobs.jobs {
+        match j.vm {
+            None => {
+                let e = host.next().expect("one layout per host job");
+                disk.push(vec![0; e.len()]);
+                ext.push(e);
+            }
+            Some(v) => {
+                let e = guest[v as usize].next().expect("one layout per guest job");
+                ext.push(e.iter().map(|x| (x.0, x.1)).collect());
+                disk.push(e.iter().map(|x| x.2).collect());
+            }
+        }
+    }
+    Ok((ext, disk))
 }
 
 #[cfg(test)]

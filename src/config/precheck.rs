@@ -86,7 +86,7 @@ fn regions_fit(cfg: &MachineConfig, jobs: &FioJobFile) -> Result<(), String> {
     let locate = |j: &JobSpec, e: String| format!("{}:{}: job '{}': {e}", jobs.path, j.line, j.name);
     let mut sets: Vec<(FioJobFile, Extents)> = Vec::new();
     let host = subset(None);
-    let ext = super::files::layout(&host, namespace)?;
+    let ext = crate::workload::files::layout(&host, namespace)?;
     sets.push((host, ext));
     if !cfg.vms.is_empty() {
         if let Ok(disks) = crate::virt::disk_layout(&cfg.vms, namespace) {
@@ -95,7 +95,8 @@ fn regions_fit(cfg: &MachineConfig, jobs: &FioJobFile) -> Result<(), String> {
                 if f.jobs.is_empty() {
                     continue;
                 }
-                let l = super::files::layout_guest(&f, d).map_err(|e| format!("vm '{}': {e}", cfg.vms[vi].name))?;
+                let l = crate::workload::files::layout_guest(&f, d)
+                    .map_err(|e| format!("vm '{}': {e}", cfg.vms[vi].name))?;
                 let ext = l
                     .into_iter()
                     .map(|v| v.into_iter().map(|x| (x.0, x.1)).collect())
