@@ -1155,10 +1155,10 @@ fn cmd_bench(a: BenchArgs) -> Result<(), String> {
     let t1 = Instant::now();
     let sim_end = m.run(&jobs, &mut |_, _| {});
     let wall = t1.elapsed().as_secs_f64();
-    let ios = m.ios_completed;
+    let ios = m.ios_completed();
     let rss = peak_rss_bytes();
-    let wa = m.ssd.as_ref().map(|s| s.write_amplification()).unwrap_or(1.0);
-    let gc = m.ssd.as_ref().map(|s| s.gc_victims).unwrap_or(0);
+    let wa = m.ssd().map(|s| s.write_amplification()).unwrap_or(1.0);
+    let gc = m.ssd().map(|s| s.gc_victims).unwrap_or(0);
     outln!(
         "nvmesim bench: 4 KiB randrw 70/30, 4 jobs x QD32, {} (sustained steady-state precondition)",
         a.device

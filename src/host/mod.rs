@@ -1,11 +1,401 @@
-//! The host: CPU topology, locks and threads (`cpu`), the block layers
-//! (`block`: blk-mq and the legacy single-queue request queue), the
-//! queue-map policies that pick a hardware queue for a request
-//! (`queue_map`), and the NVMe driver's queue pairs (`nvme_driver`).
+//! The host: CPU topology, locks and threads (`cpu`), fio's threads on the
+//! CPUs (`thread`), the block layers (`block`: blk-mq and the legacy
+//! single-queue request queue), the queue-map policies that pick a hardware
+//! queue for a request (`queue_map`), the I/O path from bio to doorbell and
+//! back through the interrupt (`submit`), and the NVMe driver's queue pairs
+//! (`nvme_driver`). [`Host`] holds all of it; the machine hands it the events
+//! that are the host's (a thread's turn on its CPU, an interrupt) and the
+//! controller reaches its memory through [`HostPort`].
 
 pub mod block;
 pub mod cpu;
+pub mod jobs;
 pub mod nvme_driver;
 pub mod queue_map;
+pub mod submit;
+pub mod thread;
 
 pub use block::blk_mq;
+pub use jobs::SsTracker;
+pub use submit::{AdminCmd, HmbState};
+pub use thread::{Thread, ThreadState};
+
+use crate::config::{BlockLayerKind, DeviceKind, HostCosts, IrqMode, MachineConfig, SwQueuesKind, UrgentPath};
+use crate::machine::{Event, Queue};
+use crate::nvme::controller::HMB_IO_CMD;
+use crate::nvme::{Cqe, HostPort, Sqe};
+use crate::sim::{Ns, Slab};
+use crate::virt::Vms;
+use crate::workload::fio::FioJobFile;
+use crate::workload::{Ddir, IoPrio};
+use blk_mq::{nvme_tag_depth, Hctx};
+use block::{Elevator, RequestQueue};
+use cpu::{CacheLineCost, Core, Lock, LockEnv, Topology};
+use nvme_driver::QueuePair;
+use queue_map::QueueMapTable;
+use std::collections::VecDeque;
+use submit::Request;
+
+/// The host machine: its CPUs and the threads on them, its block layer and
+/// NVMe driver, and the requests in flight between them.
+pub struct Host {
+    costs: HostCosts,
+    /// Topology, cache-line costs and the current event time, for locks.
+    lenv: LockEnv,
+    cores: Vec<Core>,
+    ctx_locks: Vec<Lock>,
+    sq_locks: Vec<Lock>,
+    /// blk-mq hardware-queue state lines, one set per hctx.
+    hctx_lines: Vec<Lock>,
+    /// The legacy layer's request-queue lock (unused under blk-mq and bypass).
+    queue_lock: Lock,
+    rq: RequestQueue,
+    /// The legacy queue is being run (completions inside it do not run it again).
+    rq_running: bool,
+    block: BlockLayerKind,
+    null_dev: bool,
+    irqmode: IrqMode,
+    shared_ctx: bool,
+    hctxs: Vec<Hctx>,
+    qps: Vec<QueuePair>,
+    map: QueueMapTable,
+    reqs: Slab<Request>,
+    threads: Vec<Thread>,
+    /// The admin SQ in host memory: admin command indexes, or HMB I/O
+    /// commands (request id | `HMB_IO_CMD`), in order.
+    admin_sq: VecDeque<u32>,
+    /// Admin commands (Set Features) scheduled for this run.
+    admin_cmds: Vec<AdminCmd>,
+    hmb: HmbState,
+    /// The PCIe posted-write latency a doorbell write takes to the device.
+    posted_ns: Ns,
+    /// The largest request the block layer sends (max_sectors_kb within the
+    /// driver's max_hw_sectors); larger bios are split.
+    max_rq_bytes: u64,
+    /// The device's mapping unit (to hint the simulator's map lookups).
+    unit_bytes: u64,
+    migrate_mean: Ns,
+    migrate_p: f64,
+    ios_completed: u64,
+    /// fio steady-state checks.
+    ss: Vec<SsTracker>,
+}
+
+/// What the host is built from besides the config: the CPUs (the VMs'
+/// vCPUs and IOThreads already placed on them), the queue map, the threads.
+pub struct HostParts {
+    pub topo: Topology,
+    pub cores: Vec<Core>,
+    pub map: QueueMapTable,
+    pub threads: Vec<Thread>,
+    pub admin_cmds: Vec<AdminCmd>,
+    pub unit_bytes: u64,
+    pub posted_ns: Ns,
+}
+
+impl Host {
+    /// Build the host for `cfg` with its threads; `jobs` gives their
+    /// steady-state settings.
+    pub fn new(cfg: &MachineConfig, parts: HostParts, jobs: &FioJobFile) -> Result<Host, String> {
+        let HostParts {
+            topo,
+            cores,
+            map,
+            threads,
+            admin_cmds,
+            unit_bytes,
+            posted_ns,
+        } = parts;
+        let nr_cpus = topo.nr_cpus();
+        let nq = map.nr_hw_queues;
+        let tag_depth = nvme_tag_depth(cfg.device.nvme.driver_queue_depth, cfg.device.nvme.max_queue_entries);
+        let ss = jobs::trackers(&threads, jobs)?;
+        let h = &cfg.device.hmb;
+        let mut hmb = HmbState {
+            enabled: h.size_bytes > 0 && h.path == UrgentPath::AdminQueue && cfg.device.kind != DeviceKind::Null,
+            urgent_class: h.urgent_class,
+            urgent_max_level: h.urgent_max_level.unwrap_or(7),
+            // Die priority goes with the urgent path (either kind) being configured.
+            die_priority: h.die_priority && h.size_bytes > 0,
+            ..HmbState::default()
+        };
+        if hmb.enabled {
+            let segments = h.size_bytes.div_ceil(h.segment_bytes.max(4096)) as u32;
+            let layout = crate::nvme::hmb::HmbLayout::new(h.size_bytes, segments, h.metadata_entries)?;
+            hmb.space = Some(crate::nvme::hmb::HmbSpace::new(&layout));
+            hmb.layout = Some(layout);
+        }
+        let mut qps = vec![QueuePair::default(); nq as usize];
+        for (i, qp) in qps.iter_mut().enumerate() {
+            // The interrupt of the CQ this SQ posts to.
+            qp.irq_cpu = map.irq_cpu[map.cq_of[i] as usize];
+        }
+        let costs = cfg.host.costs.clone();
+        let cl = CacheLineCost {
+            same_socket_ns: costs.cacheline_same_socket_ns,
+            cross_socket_ns: costs.cacheline_cross_socket_ns,
+            two_hop_ns: costs.cacheline_two_hop_ns.unwrap_or(costs.cacheline_cross_socket_ns),
+        };
+        let spin = cfg.host.spinlock;
+        let queue_lock_lines = costs.queue_lock_shared_lines;
+        let hctx_lines = costs.hctx_shared_lines;
+        let null_dev = cfg.device.kind == DeviceKind::Null;
+        let shared_ctx = cfg.device.sw_queues == SwQueuesKind::Shared;
+        // Legacy null_blk (queue_mode=1) accepts every request the queue
+        // dispatches; an NVMe driver behind the legacy queue takes as many
+        // as its one queue has tags.
+        let driver_depth = if null_dev { u32::MAX } else { tag_depth };
+        let max_rq_bytes = cfg.device.max_request_bytes();
+        let rq = RequestQueue::new(
+            Elevator::new(cfg.device.elevator, max_rq_bytes),
+            cfg.device.nr_requests,
+            driver_depth,
+        );
+        Ok(Host {
+            migrate_mean: cfg.host.scheduler.migration_interval_ns.max(1),
+            migrate_p: cfg.host.scheduler.migration_probability,
+            lenv: LockEnv {
+                topo,
+                cost: cl,
+                floor: 0,
+            },
+            costs,
+            cores,
+            ctx_locks: if shared_ctx {
+                vec![Lock::with("blk-mq ctx (shared by all CPUs)", spin, 0)]
+            } else if map.nr_sw_queues == nr_cpus
+                && (0..nr_cpus).all(|c| map.sw_queue(c, Ddir::Read, IoPrio::NONE) == c)
+            {
+                (0..nr_cpus)
+                    .map(|c| Lock::with(format!("blk-mq ctx cpu{c}"), spin, 0))
+                    .collect()
+            } else {
+                // The policy's own software queues (e.g. one per hardware
+                // queue, shared by the cores mapped to it).
+                (0..map.nr_sw_queues)
+                    .map(|q| Lock::with(format!("blk-mq sw queue {q}"), spin, 0))
+                    .collect()
+            },
+            sq_locks: (0..nq)
+                .map(|i| Lock::with(format!("nvme sq{} lock", i + 1), spin, 0))
+                .collect(),
+            hctx_lines: (0..nq)
+                .map(|i| Lock::lines(format!("blk-mq hctx{i} state lines"), hctx_lines))
+                .collect(),
+            queue_lock: Lock::with("request queue lock", spin, queue_lock_lines),
+            rq,
+            rq_running: false,
+            block: cfg.device.block_layer,
+            null_dev,
+            irqmode: cfg.device.irqmode,
+            shared_ctx,
+            hctxs: (0..nq).map(|_| Hctx::new(tag_depth)).collect(),
+            qps,
+            map,
+            reqs: Slab::new(),
+            threads,
+            admin_sq: VecDeque::new(),
+            admin_cmds,
+            hmb,
+            posted_ns,
+            max_rq_bytes,
+            unit_bytes,
+            ios_completed: 0,
+            ss,
+        })
+    }
+
+    /// The simulated time of the event being handled (locks forget holds before it).
+    #[inline]
+    pub fn set_now(&mut self, now: Ns) {
+        self.lenv.floor = now;
+    }
+
+    // ------------------------------------------------------ named readings
+
+    pub fn costs(&self) -> &HostCosts {
+        &self.costs
+    }
+    pub fn lock_env(&self) -> &LockEnv {
+        &self.lenv
+    }
+    pub fn cores(&self) -> &[Core] {
+        &self.cores
+    }
+    pub fn threads(&self) -> &[Thread] {
+        &self.threads
+    }
+    /// The threads, taken out of a finished host (to move their statistics).
+    pub fn take_threads(&mut self) -> Vec<Thread> {
+        std::mem::take(&mut self.threads)
+    }
+    pub fn queue_pairs(&self) -> &[QueuePair] {
+        &self.qps
+    }
+    pub fn map(&self) -> &QueueMapTable {
+        &self.map
+    }
+    pub fn hctxs(&self) -> &[Hctx] {
+        &self.hctxs
+    }
+    pub fn request_queue(&self) -> &RequestQueue {
+        &self.rq
+    }
+    pub fn block_layer(&self) -> BlockLayerKind {
+        self.block
+    }
+    /// blk-mq software-queue (ctx) locks.
+    pub fn sw_queue_locks(&self) -> &[Lock] {
+        &self.ctx_locks
+    }
+    /// The NVMe driver's SQ locks.
+    pub fn sq_locks(&self) -> &[Lock] {
+        &self.sq_locks
+    }
+    /// blk-mq hardware-queue state lines.
+    pub fn hctx_lines(&self) -> &[Lock] {
+        &self.hctx_lines
+    }
+    /// The legacy request queue's lock.
+    pub fn queue_lock(&self) -> &Lock {
+        &self.queue_lock
+    }
+    pub fn hmb(&self) -> &HmbState {
+        &self.hmb
+    }
+    pub fn admin_cmds(&self) -> &[AdminCmd] {
+        &self.admin_cmds
+    }
+    pub fn steady_state(&self) -> &[SsTracker] {
+        &self.ss
+    }
+    /// I/Os reaped by their threads so far.
+    pub fn ios_completed(&self) -> u64 {
+        self.ios_completed
+    }
+    /// Requests submitted and not yet reaped by their thread.
+    pub fn outstanding_requests(&self) -> usize {
+        self.reqs.len()
+    }
+    /// Entries written to I/O SQ `sq` and not fetched yet.
+    pub fn sq_entries(&self, sq: usize) -> usize {
+        self.qps[sq].sq_ring.len()
+    }
+
+    // ------------------------------------------------ for the VMs on the host
+
+    /// `cpu` starts work at `now` or when it is next free.
+    #[inline]
+    pub fn cpu_start(&self, cpu: u32, now: Ns) -> Ns {
+        now.max(self.cores[cpu as usize].busy_until)
+    }
+    /// `cpu` worked from `begin` to `end`.
+    #[inline]
+    pub fn cpu_done(&mut self, cpu: u32, begin: Ns, end: Ns) {
+        let c = &mut self.cores[cpu as usize];
+        c.busy_until = end;
+        c.busy_ns += end - begin;
+    }
+    #[inline]
+    pub fn request(&self, r: u32) -> &Request {
+        self.reqs.get(r)
+    }
+    /// Guest request `r` entered virtqueue `vq`.
+    pub fn set_request_vq(&mut self, r: u32, vq: u32) {
+        self.reqs.get_mut(r).vq = vq;
+    }
+    /// An IOThread on `cpu` submits guest request `r` to the host block
+    /// layer with its own I/O priority: the queue map picks the hctx.
+    pub fn route_request(&mut self, r: u32, cpu: u32, prio: IoPrio) {
+        let ddir = self.reqs.get(r).io.ddir;
+        let hctx = self.map.hw_queue(cpu, ddir, prio);
+        let req = self.reqs.get_mut(r);
+        req.io.prio = prio;
+        req.hctx = hctx;
+    }
+    /// A guest request's submitting syscall returned at `at` in the guest.
+    pub fn set_guest_submitted(&mut self, r: u32, at: Ns) {
+        let thread = self.reqs.get(r).thread as usize;
+        let sync = self.threads[thread].sync;
+        let req = self.reqs.get_mut(r);
+        req.submit_ns = if sync { req.issue_ns } else { at };
+    }
+    /// The CPU thread `t` runs on.
+    pub fn thread_cpu(&self, t: u32) -> u32 {
+        self.threads[t as usize].placement.cpu
+    }
+    /// Thread `t`'s request `r` is complete (in its completion ring).
+    pub fn push_completion(&mut self, t: u32, r: u32) {
+        self.threads[t as usize].completed.push_back(r);
+    }
+    /// The thread's guest vCPU and virtio disk (`None` on the host).
+    pub fn thread_vcpu(&self, t: u32) -> Option<(u32, u32)> {
+        let th = &self.threads[t as usize];
+        (th.vcpu != submit::NO_VCPU).then_some((th.vcpu, th.vdisk))
+    }
+
+    // ------------------------------------------------------- admin commands
+
+    /// The Set Features the host wrote as admin command `cmd`.
+    pub fn admin_command(&self, cmd: u32) -> &crate::config::SetArbitration {
+        &self.admin_cmds[cmd as usize].set
+    }
+    /// The controller executed admin command `cmd` at `now`.
+    pub fn admin_executed(&mut self, cmd: u32, now: Ns, done: crate::nvme::commands::SetFeaturesDone) {
+        let a = &mut self.admin_cmds[cmd as usize];
+        a.launched_before = done.launched_before;
+        a.applied = Some(done.applied);
+        a.executed_ns = now;
+    }
+    /// The admin CQ's interrupt for `cmd` on CPU 0.
+    pub fn admin_irq(&mut self, now: Ns, cmd: u32) {
+        let ns = self.costs.irq_entry_ns + self.costs.cqe_handle_ns;
+        let (_, end) = self.busy_cpu(0, now, ns);
+        self.admin_cmds[cmd as usize].completed_ns = end;
+    }
+    /// When the scheduled admin commands are issued.
+    pub fn admin_times(&self) -> Vec<Ns> {
+        self.admin_cmds
+            .iter()
+            .map(|c| (c.set.at_ms * 1e6).round() as Ns)
+            .collect()
+    }
+
+    /// Threads asleep for a block-layer tag or request.
+    pub fn tag_waiters(&self) -> usize {
+        self.threads
+            .iter()
+            .filter(|t| t.state == ThreadState::WaitingTag)
+            .count()
+    }
+}
+
+impl HostPort for Host {
+    #[inline]
+    fn read_sqes(&mut self, now: Ns, sq: u32, n: u32, out: &mut Vec<Sqe>) {
+        self.qps[sq as usize].fetch_sqes(now, n, out);
+    }
+
+    fn admin_sqe(&self, i: usize) -> u32 {
+        self.admin_sq[i]
+    }
+
+    fn take_admin_sqe(&mut self) -> u32 {
+        self.admin_sq.pop_front().expect("fetched more admin SQEs than written")
+    }
+
+    fn hmb_command(&self, id: u32) -> Sqe {
+        debug_assert!(id & HMB_IO_CMD == 0);
+        self.sqe(id)
+    }
+
+    #[inline]
+    fn cqe_arrived(&mut self, cq: u32, cqe: Cqe, q: &mut Queue) {
+        let qp = &mut self.qps[cq as usize];
+        qp.cq_pending.push(cqe);
+        if !qp.irq_armed {
+            qp.irq_armed = true;
+            q.schedule(cqe.at, Event::Irq { qp: cq });
+        }
+    }
+}

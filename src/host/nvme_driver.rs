@@ -5,17 +5,26 @@
 //! Dword 2), so its idea of SQ occupancy lags the truth. Each CQ raises one
 //! MSI-X vector, handled on the CPU its affinity names.
 
+use crate::nvme::{Cqe, Sqe};
+use std::collections::VecDeque;
+
 /// Host-side state of one I/O queue pair.
 #[derive(Debug, Clone, Default)]
 pub struct QueuePair {
+    /// The SQ ring in host memory: entries written and not yet fetched.
+    pub sq_ring: VecDeque<Sqe>,
+    /// Time-weighted true occupancy of the SQ (entries written, not fetched).
+    occ_area: u128,
+    occ_last_t: u64,
+    pub occ_max: u64,
     /// SQEs ever written by the host (tail, unwrapped).
     pub sq_tail: u64,
     /// SQ head as last reported in a CQE (unwrapped).
     pub sq_head_seen: u64,
     /// CPU that takes this CQ's interrupt.
     pub irq_cpu: u32,
-    /// Completions posted by the device but not yet handled by the IRQ handler (slab ids).
-    pub cq_pending: Vec<u32>,
+    /// CQEs posted by the device but not yet handled by the IRQ handler.
+    pub cq_pending: Vec<Cqe>,
     /// An interrupt for this CQ is scheduled/being handled.
     pub irq_armed: bool,
     pub doorbells: u64,
@@ -31,6 +40,43 @@ pub struct QueuePair {
 }
 
 impl QueuePair {
+    /// Writes carry the writing CPU's clock, which may run ahead of the
+    /// controller's event time; an update stamped before the last one
+    /// counts as happening at the last one (never a negative interval).
+    #[inline]
+    fn integrate_ring(&mut self, now: u64) {
+        let now = now.max(self.occ_last_t);
+        self.occ_area += self.sq_ring.len() as u128 * (now - self.occ_last_t) as u128;
+        self.occ_last_t = now;
+    }
+
+    /// The driver writes an SQE into the ring at `now` (before the doorbell).
+    #[inline]
+    pub fn write_sqe(&mut self, now: u64, sqe: Sqe) {
+        self.integrate_ring(now);
+        self.sq_ring.push_back(sqe);
+        self.occ_max = self.occ_max.max(self.sq_ring.len() as u64);
+    }
+
+    /// The controller's fetch of `n` entries from the ring's head arrives at `now`.
+    #[inline]
+    pub fn fetch_sqes(&mut self, now: u64, n: u32, out: &mut Vec<Sqe>) {
+        self.integrate_ring(now);
+        for _ in 0..n {
+            out.push(self.sq_ring.pop_front().expect("fetched more than written"));
+        }
+    }
+
+    /// Mean true occupancy of the SQ over `[0, end]`.
+    pub fn mean_occupancy(&self, end: u64) -> f64 {
+        let area = self.occ_area + self.sq_ring.len() as u128 * (end.saturating_sub(self.occ_last_t)) as u128;
+        if end == 0 {
+            0.0
+        } else {
+            area as f64 / end as f64
+        }
+    }
+
     /// Host's estimate of entries the device has not fetched yet.
     #[inline]
     pub fn estimated_occupancy(&self) -> u64 {

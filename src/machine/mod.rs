@@ -4,11 +4,17 @@
 //! which one layer hands work to the next (a doorbell write reaching the
 //! controller, a die finishing an operation, an interrupt reaching a CPU).
 
+mod build;
 mod engine;
-mod results;
 
-pub use engine::{Machine, OccupancySample, Precondition, RunOptions, SsTracker};
-pub use results::{run, Live, LiveStatus, RunOutput};
+pub use crate::host::SsTracker;
+pub use crate::ssd::Precondition;
+pub use build::RunOptions;
+pub use engine::{Machine, OccupancySample};
+
+/// The one event queue all layers schedule on.
+pub type Queue = crate::sim::EventQueue<Event>;
+pub use crate::report::results::{run, Live, LiveStatus, RunOutput};
 
 /// A run's progress callback (see [`run`]): the running machine and its jobs
 /// (to read live statistics) and the simulated time.

@@ -12,16 +12,15 @@
 
 use super::arbitration::{Arbiter, ArbitrationFeature, Mechanism, Pick, QPrio};
 use super::pcie::{PcieLink, SQE_BYTES};
+use super::HostPort;
 use crate::config::NvmeConfig;
 use crate::sim::{FcfsServer, Ns};
 use std::collections::VecDeque;
 
-/// Device-side state of one submission queue.
+/// Device-side state of one submission queue (its entries are in host
+/// memory, [`super::HostPort`]).
 #[derive(Debug, Clone, Default)]
 pub struct DeviceSq {
-    /// Commands the host has written (slab ids, in SQ order); the device
-    /// may fetch those up to the last doorbell.
-    pub entries: VecDeque<u32>,
     /// Entries covered by a doorbell and not yet fetched.
     pub doorbelled: u64,
     /// Entries fetched so far (the SQ head the device reports in CQEs).
@@ -34,10 +33,6 @@ pub struct DeviceSq {
     /// Commands that started past the blocked head since it blocked.
     pub passed: u32,
     pub fetched: u64,
-    /// Time-weighted occupancy (entries written by the host, not yet fetched).
-    occ_area: u128,
-    occ_last_t: Ns,
-    pub occ_max: u64,
     pub blocked_ns: Ns,
     blocked_since: Ns,
     /// Commands (by direction: read, write, trim) that had to wait behind
@@ -46,33 +41,6 @@ pub struct DeviceSq {
 }
 
 impl DeviceSq {
-    /// Host writes carry the writing CPU's clock, which may run ahead of
-    /// the controller's event time; an update stamped before the last one
-    /// counts as happening at the last one (never a negative interval).
-    #[inline]
-    fn integrate(&mut self, now: Ns) {
-        let now = now.max(self.occ_last_t);
-        self.occ_area += self.entries.len() as u128 * (now - self.occ_last_t) as u128;
-        self.occ_last_t = now;
-    }
-
-    /// The host wrote an SQE (before ringing the doorbell).
-    #[inline]
-    pub fn host_write(&mut self, now: Ns, cmd: u32) {
-        self.integrate(now);
-        self.entries.push_back(cmd);
-        self.occ_max = self.occ_max.max(self.entries.len() as u64);
-    }
-
-    pub fn mean_occupancy(&self, end: Ns) -> f64 {
-        let area = self.occ_area + self.entries.len() as u128 * (end.saturating_sub(self.occ_last_t)) as u128;
-        if end == 0 {
-            0.0
-        } else {
-            area as f64 / end as f64
-        }
-    }
-
     pub fn set_blocked(&mut self, now: Ns, b: bool) {
         if b && !self.blocked {
             self.blocked_since = now;
@@ -87,14 +55,29 @@ impl DeviceSq {
 /// id is the request's slab id); the others index the host's admin commands.
 pub const HMB_IO_CMD: u32 = 1 << 31;
 
-/// The admin submission queue. `entries` holds, in order, the entries being
-/// fetched (`in_flight`), those doorbelled and not yet fetched
-/// (`doorbelled`), and those written whose doorbell is still on its way.
+/// The controller's view of the admin submission queue (its entries are in
+/// host memory): entries being fetched, and doorbelled ones not yet fetched.
 #[derive(Debug, Clone, Default)]
 pub struct AdminSq {
-    pub entries: VecDeque<u32>,
     pub doorbelled: u32,
     pub in_flight: u32,
+}
+
+/// Which commands are urgent to the back end (the HMB urgent path's
+/// class and levels), and whether urgent reads go first at the dies.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UrgentPolicy {
+    pub die_priority: bool,
+    pub class: u8,
+    pub max_level: u8,
+}
+
+impl UrgentPolicy {
+    /// Whether a command of priority `p` is urgent (class, and level within it).
+    #[inline]
+    pub fn is_urgent(&self, p: crate::workload::IoPrio) -> bool {
+        p.class == self.class && p.level <= self.max_level
+    }
 }
 
 pub struct Controller {
@@ -116,17 +99,41 @@ pub struct Controller {
     pub acceptance_window: u32,
     /// Doorbelled, unfetched entries over all SQs (lets arbitration return at once when there are none).
     pub doorbelled_total: u64,
+    /// Fetched commands by command id.
+    pub(super) cmds: Vec<super::commands::Cmd>,
+    /// The CQ each I/O SQ posts to (set when the host created the SQ).
+    pub(super) cq_of: Vec<u32>,
+    /// The SSD's mapping unit: commands are split into units for the back end.
+    pub(super) unit_bytes: u64,
+    pub(super) urgent: UrgentPolicy,
+    /// HMB I/O commands waiting for write-buffer room, in order.
+    pub(super) hmb_waiting: VecDeque<u32>,
+    /// Commands that joined a waiting list so far (their arrival order).
+    pub(super) wait_seq: u64,
+    pub(super) fetched: Vec<super::Sqe>,
+    /// Commands completed, by direction (reads; writes and trims).
+    pub reads: u64,
+    pub writes: u64,
+    /// Commands fetched and not yet completed, and the busy time they make.
+    pub(super) outstanding: u32,
+    pub(super) busy_since: Ns,
+    pub(super) busy_ns: Ns,
 }
 
 impl Controller {
     /// A controller whose I/O SQs were created with priorities `prios`,
     /// enabled with `mechanism`, its Arbitration feature at `feature`.
+    /// `cq_of` names each I/O SQ's CQ; the back end takes `unit_bytes` units.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         c: &NvmeConfig,
         prios: Vec<QPrio>,
+        cq_of: Vec<u32>,
         mechanism: Mechanism,
         feature: ArbitrationFeature,
         link: PcieLink,
+        unit_bytes: u64,
+        urgent: UrgentPolicy,
     ) -> Self {
         Controller {
             sqs: vec![DeviceSq::default(); prios.len()],
@@ -144,24 +151,33 @@ impl Controller {
             slot_stalls: 0,
             acceptance_window: c.acceptance_window,
             doorbelled_total: 0,
+            cmds: Vec::new(),
+            cq_of,
+            unit_bytes,
+            urgent,
+            hmb_waiting: VecDeque::new(),
+            wait_seq: 0,
+            fetched: Vec::new(),
+            reads: 0,
+            writes: 0,
+            outstanding: 0,
+            busy_since: 0,
+            busy_ns: 0,
         }
     }
 
-    /// The admin entries doorbelled and not yet fetched, in order.
-    fn admin_doorbelled(&self) -> impl Iterator<Item = u32> + '_ {
-        self.admin
-            .entries
-            .iter()
-            .skip(self.admin.in_flight as usize)
-            .take(self.admin.doorbelled as usize)
-            .copied()
+    /// The admin entries doorbelled and not yet fetched, in order (read
+    /// from host memory).
+    fn admin_doorbelled<'a, H: HostPort>(&self, host: &'a H) -> impl Iterator<Item = u32> + 'a {
+        let from = self.admin.in_flight as usize;
+        (from..from + self.admin.doorbelled as usize).map(move |i| host.admin_sqe(i))
     }
 
     /// How many doorbelled admin entries, from the head, can be fetched with
     /// `slots` free command slots (each HMB I/O command among them takes one).
-    fn admin_fetchable(&self, slots: u32) -> u32 {
+    fn admin_fetchable<H: HostPort>(&self, slots: u32, host: &H) -> u32 {
         let (mut ok, mut hmb) = (0, 0);
-        for e in self.admin_doorbelled() {
+        for e in self.admin_doorbelled(host) {
             if e & HMB_IO_CMD != 0 {
                 if hmb == slots {
                     break;
@@ -180,12 +196,12 @@ impl Controller {
     /// the admin SQ too) take one until their completion; other admin
     /// commands (Set Features) are run by the firmware's admin handler and
     /// take none, so they are never stuck behind a full slot table.
-    pub fn arbitrate(&mut self) -> Option<Pick> {
+    pub fn arbitrate<H: HostPort>(&mut self, host: &H) -> Option<Pick> {
         if self.doorbelled_total == 0 {
             return None;
         }
         let slots = self.slots_free;
-        let admin_ok = self.admin_fetchable(slots);
+        let admin_ok = self.admin_fetchable(slots, host);
         if slots == 0 && admin_ok == 0 {
             self.slot_stalls += 1;
             return None;
@@ -213,7 +229,7 @@ impl Controller {
         )?;
         let used = match pick {
             Pick::Admin(n) => self
-                .admin_doorbelled()
+                .admin_doorbelled(host)
                 .take(n as usize)
                 .filter(|&e| e & HMB_IO_CMD != 0)
                 .count() as u32,
@@ -248,14 +264,9 @@ impl Controller {
         self.fetch_bytes(now, n)
     }
 
-    /// Remove `n` fetched commands from the SQ head at `now`, in order.
-    pub fn take_fetched(&mut self, now: Ns, sq: u32, n: u32, out: &mut Vec<u32>) {
+    /// `n` commands fetched from the head of `sq` have arrived.
+    pub fn take_fetched(&mut self, sq: u32, n: u32) {
         let s = &mut self.sqs[sq as usize];
-        s.integrate(now);
-        for _ in 0..n {
-            let c = s.entries.pop_front().expect("fetched more than written");
-            out.push(c);
-        }
         s.head += n as u64;
         s.fetched += n as u64;
         self.commands += n as u64;

@@ -7,6 +7,7 @@ pub mod hist;
 pub mod json;
 pub mod logs;
 pub mod plot;
+pub mod results;
 pub mod shape;
 pub mod stats;
 pub mod steadystate;

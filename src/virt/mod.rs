@@ -11,10 +11,12 @@
 //! consumed the used ring.
 //!
 //! This module holds the configuration checks, the guest job files, the
-//! disk layout and the run-time state; the event handling that moves
-//! requests through it lives with the rest of the machine
-//! (`machine::engine`), because a virtio request is the same request the
-//! host block layer and the device carry.
+//! disk layout and the run-time state; `io` moves requests through it (the
+//! guest's submission, the IOThreads, the guest's interrupt). A virtio
+//! request is the same host request the block layer and the device carry:
+//! the VMs reach it through the host's named methods.
+
+mod io;
 
 use crate::config::{MachineConfig, VcpuPlacement, VirtqueueLayout, VmConfig};
 use crate::host::block::WaitPool;
@@ -280,12 +282,15 @@ pub struct VmRuntime {
 }
 
 /// Everything the VMs add to the machine.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Vms {
     pub vms: Vec<VmRuntime>,
     pub vcpus: Vec<Vcpu>,
     pub vqs: Vec<Virtqueue>,
     pub iothreads: Vec<IoThread>,
+    /// The virtualization costs in this host's nanoseconds.
+    pub(super) ns: VirtNs,
+    scratch: Vec<u32>,
 }
 
 impl Vms {
@@ -299,7 +304,14 @@ impl Vms {
         namespace: u64,
         seed: u64,
     ) -> Result<Vms, String> {
-        let mut out = Vms::default();
+        let mut out = Vms {
+            vms: Vec::new(),
+            vcpus: Vec::new(),
+            vqs: Vec::new(),
+            iothreads: Vec::new(),
+            ns: VirtNs::new(&cfg.host.virt, cfg.host.clock_ghz),
+            scratch: Vec::new(),
+        };
         let disks = disk_layout(&cfg.vms, namespace)?;
         let nr = topo.nr_cpus();
         let hctx_lines = cfg.host.costs.hctx_shared_lines;

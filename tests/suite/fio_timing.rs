@@ -67,7 +67,7 @@ fn open_loop_replay_waits_for_each_requests_trace_time() {
     reads.push((1_000_000_000, 8));
     let p = trace("burst.csv", &reads);
     let m = run(&replay_job(&p, 128, ""));
-    let s = &m.threads[0].stats;
+    let s = &m.host().threads()[0].stats;
     let rt = runtime_ms(s);
     assert!(
         (1000.0..1005.0).contains(&rt),
@@ -86,7 +86,7 @@ fn open_loop_replay_waits_for_each_requests_trace_time() {
     let p = trace("bursty.csv", &reads);
     for depth in [4, 128] {
         let m = run(&replay_job(&p, depth, "write_lat_log=t\nlog_avg_msec=0\n"));
-        let s = &m.threads[0].stats;
+        let s = &m.host().threads()[0].stats;
         assert_eq!(s.dirs[0].total_ios, 640);
         let mut issued: Vec<i64> = s
             .lat_rows
@@ -116,8 +116,8 @@ fn completion_latency_is_the_devices_whatever_the_submit_pattern() {
     // waits for the next trace time, as fio 3.36 does).
     let reads: Vec<(u64, u64)> = (0..6).map(|i| (i * 10_000_000, (i * 1237 + 11) * 8)).collect();
     let p = trace("sparse.csv", &reads);
-    let c1 = clat_mean_us(&run(&replay_job(&p, 1, "")).threads[0].stats, Ddir::Read);
-    let c8 = clat_mean_us(&run(&replay_job(&p, 8, "")).threads[0].stats, Ddir::Read);
+    let c1 = clat_mean_us(&run(&replay_job(&p, 1, "")).host().threads()[0].stats, Ddir::Read);
+    let c8 = clat_mean_us(&run(&replay_job(&p, 8, "")).host().threads()[0].stats, Ddir::Read);
     assert!(
         (c8 / c1 - 1.0).abs() < 0.05,
         "trace: clat {c1:.1} us at iodepth 1, {c8:.1} us at 8"
@@ -134,7 +134,7 @@ fn completion_latency_is_the_devices_whatever_the_submit_pattern() {
         };
         let m1 = run(&job(1));
         let m8 = run(&job(8));
-        let (s1, s8) = (&m1.threads[0].stats, &m8.threads[0].stats);
+        let (s1, s8) = (&m1.host().threads()[0].stats, &m8.host().threads()[0].stats);
         let (c1, c8) = (clat_mean_us(s1, Ddir::Read), clat_mean_us(s8, Ddir::Read));
         assert!(
             (c8 / c1 - 1.0).abs() < 0.05,
@@ -156,7 +156,7 @@ fn freed_write_buffer_goes_to_waiting_commands_fairly_not_by_sq_number() {
         )
     };
     let iops = |m: &Machine, j: usize| {
-        let s = &m.threads[j].stats;
+        let s = &m.host().threads()[j].stats;
         s.dirs[1].total_ios as f64 / runtime_ms(s)
     };
     let first = run(&job(0, 7));
@@ -169,6 +169,6 @@ fn freed_write_buffer_goes_to_waiting_commands_fairly_not_by_sq_number() {
         );
     }
     // The buffer was the bottleneck (otherwise the test shows nothing).
-    let blocked: u64 = first.ctrl.sqs.iter().map(|s| s.blocked_ns).sum();
+    let blocked: u64 = first.ctrl().sqs.iter().map(|s| s.blocked_ns).sum();
     assert!(blocked > 100_000_000, "SQs blocked for only {blocked} ns");
 }

@@ -16,11 +16,11 @@ fn machine(host: &str, device_keys: &str, job: &str) -> (Machine, f64) {
     let jobs = fio::parse_str(job, "test.fio").unwrap();
     let mut m = Machine::new(cfg, &jobs, &RunOptions::default()).unwrap();
     let end = m.run(&jobs, &mut |_, _| {});
-    for t in &m.threads {
+    for t in m.host().threads() {
         assert_eq!(t.ios_submitted, t.ios_completed, "thread {} of job {}", t.clone, t.job);
     }
     assert_eq!(m.outstanding_requests(), 0);
-    let iops = m.ios_completed as f64 / (end as f64 / 1e9);
+    let iops = m.ios_completed() as f64 / (end as f64 / 1e9);
     (m, iops)
 }
 
@@ -52,8 +52,8 @@ fn single_queue_lock_wait_grows_with_cores_and_with_sockets() {
     let mut waits = Vec::new();
     for (cpus, n) in [("0", 1), ("0-1", 2), ("0-3", 4), ("0-7", 8)] {
         let (m, _) = machine("x7560-4s", sq, &per_cpu_job(cpus, n, false));
-        assert_eq!(m.queue_lock.sharers(), n);
-        waits.push(wait_mean(&m.queue_lock));
+        assert_eq!(m.host().queue_lock().sharers(), n);
+        waits.push(wait_mean(m.host().queue_lock()));
     }
     assert_eq!(waits[0], 0.0, "one core never waits for its own lock: {waits:?}");
     for w in waits.windows(2) {
@@ -64,12 +64,12 @@ fn single_queue_lock_wait_grows_with_cores_and_with_sockets() {
     let (one, iops_one) = machine("x7560-4s", sq, &per_cpu_job("0-7", 8, false));
     let (four, iops_four) = machine("x7560-4s", sq, &per_cpu_job("0,1,8,9,16,17,24,25", 8, false));
     assert!(
-        transfer_mean(&four.queue_lock) > 1.2 * transfer_mean(&one.queue_lock),
+        transfer_mean(four.host().queue_lock()) > 1.2 * transfer_mean(one.host().queue_lock()),
         "cross-socket hand-offs {} vs {} ns",
-        transfer_mean(&four.queue_lock),
-        transfer_mean(&one.queue_lock)
+        transfer_mean(four.host().queue_lock()),
+        transfer_mean(one.host().queue_lock())
     );
-    assert!(wait_mean(&four.queue_lock) > wait_mean(&one.queue_lock));
+    assert!(wait_mean(four.host().queue_lock()) > wait_mean(one.host().queue_lock()));
     assert!(
         iops_four < iops_one,
         "4 sockets {iops_four:.0} vs 1 socket {iops_one:.0} IOPS"
@@ -87,11 +87,12 @@ fn blk_mq_per_core_queues_take_no_shared_lock_on_submission() {
     let mq = "block_layer = \"blk-mq\"";
     let (m, iops8) = machine("x7560-4s", mq, &per_cpu_job("0,1,8,9,16,17,24,25", 8, false));
     assert_eq!(
-        m.queue_lock.acquisitions, 0,
+        m.host().queue_lock().acquisitions,
+        0,
         "blk-mq never touches the legacy queue lock"
     );
     let mut used = 0;
-    for l in m.ctx_locks.iter().chain(&m.hctx_lines) {
+    for l in m.host().sw_queue_locks().iter().chain(m.host().hctx_lines()) {
         if l.acquisitions > 0 {
             used += 1;
             assert_eq!(l.sharers(), 1, "{} taken from {} CPUs", l.name, l.sharers());
@@ -110,8 +111,8 @@ fn a_shared_software_queue_under_blk_mq_is_a_contended_lock_again() {
     let job = per_cpu_job("0-31", 32, false);
     let (per_core, iops_per_core) = machine("x7560-4s", "block_layer = \"blk-mq\"", &job);
     let (shared, iops_shared) = machine("x7560-4s", "block_layer = \"blk-mq\"\nsw_queues = \"shared\"", &job);
-    assert_eq!(shared.ctx_locks.len(), 1);
-    let l = &shared.ctx_locks[0];
+    assert_eq!(shared.host().sw_queue_locks().len(), 1);
+    let l = &shared.host().sw_queue_locks()[0];
     assert_eq!(l.sharers(), 32);
     assert!(
         l.contended * 2 > l.acquisitions,
@@ -120,7 +121,7 @@ fn a_shared_software_queue_under_blk_mq_is_a_contended_lock_again() {
         l.acquisitions
     );
     assert!(wait_mean(l) > 100.0, "mean wait {} ns", wait_mean(l));
-    assert!(per_core.ctx_locks.iter().all(|l| l.contended == 0));
+    assert!(per_core.host().sw_queue_locks().iter().all(|l| l.contended == 0));
     assert!(
         iops_shared < 0.5 * iops_per_core,
         "shared {iops_shared:.0} vs per-core {iops_per_core:.0} IOPS"
@@ -128,8 +129,8 @@ fn a_shared_software_queue_under_blk_mq_is_a_contended_lock_again() {
     // Per-core software queues over ONE hardware queue share only the hctx's
     // lines: they bounce between CPUs but there is no lock to spin on.
     let (one_hw, iops_one_hw) = machine("x7560-4s", "block_layer = \"blk-mq\"\nhw_queues = 1", &job);
-    assert_eq!(one_hw.hctx_lines[0].sharers(), 32);
-    assert!(one_hw.hctx_lines[0].transfer_ns > 0);
+    assert_eq!(one_hw.host().hctx_lines()[0].sharers(), 32);
+    assert!(one_hw.host().hctx_lines()[0].transfer_ns > 0);
     assert!(iops_one_hw > iops_shared && iops_one_hw < iops_per_core);
 }
 
@@ -165,11 +166,11 @@ fn every_io_completes_once_on_null_for_every_block_layer_and_elevator() {
             for elevator in ["noop", "deadline", "read-first"] {
                 let keys = format!("block_layer = \"{layer}\"\nirqmode = \"{irq}\"\nelevator = \"{elevator}\"");
                 let (m, _) = machine("x5690-2s", &keys, job);
-                let total: u64 = m.threads.iter().map(|t| t.ios_completed).sum();
+                let total: u64 = m.host().threads().iter().map(|t| t.ios_completed).sum();
                 assert_eq!(total, 5 * 3000 + 500, "{layer} {irq} {elevator}");
-                assert_eq!(m.ios_completed, total);
+                assert_eq!(m.ios_completed(), total);
                 if layer != "single-queue" {
-                    assert_eq!(m.queue_lock.acquisitions, 0);
+                    assert_eq!(m.host().queue_lock().acquisitions, 0);
                 }
             }
         }
@@ -194,12 +195,19 @@ fn legacy_elevators_merge_adjacent_sequential_bios() {
         let jobs = fio::parse_str(job, "test.fio").unwrap();
         let mut m = Machine::new(cfg, &jobs, &RunOptions::default()).unwrap();
         m.run(&jobs, &mut |_, _| {});
-        let total: u64 = m.threads.iter().map(|t| t.ios_completed).sum();
+        let total: u64 = m.host().threads().iter().map(|t| t.ios_completed).sum();
         assert_eq!(total, 4 * 3000, "{elevator}");
         assert_eq!(m.outstanding_requests(), 0);
-        assert!(m.rq.merges > 1000, "{elevator}: only {} merges", m.rq.merges);
+        assert!(
+            m.host().request_queue().merges > 1000,
+            "{elevator}: only {} merges",
+            m.host().request_queue().merges
+        );
         // Every merged bio saved a request: the device saw fewer commands.
-        assert!(m.ctrl.commands + m.rq.merges == total, "{elevator}");
+        assert!(
+            m.ctrl().commands + m.host().request_queue().merges == total,
+            "{elevator}"
+        );
     }
 }
 
@@ -226,15 +234,15 @@ fn rw_isolation_sends_reads_and_writes_to_their_queue_groups() {
         "policy = \"rw-isolation\"\nread_write_ratio = \"3:1\"",
         READERS_AND_WRITERS,
     );
-    assert_eq!(m.map.name, "rw-isolation");
-    assert_eq!(m.map.nr_hw_queues, 8);
-    let fetched: Vec<u64> = m.ctrl.sqs.iter().map(|s| s.fetched).collect();
+    assert_eq!(m.host().map().name, "rw-isolation");
+    assert_eq!(m.host().map().nr_hw_queues, 8);
+    let fetched: Vec<u64> = m.ctrl().sqs.iter().map(|s| s.fetched).collect();
     assert_eq!(fetched[..6].iter().sum::<u64>(), 5 * 2000, "{fetched:?}");
     assert_eq!(fetched[6..].iter().sum::<u64>(), 3 * 1000, "{fetched:?}");
     // One software queue per hardware queue: the write group's two queues
     // are each shared by a socket's four CPUs.
-    assert_eq!(m.ctx_locks.len(), 8);
-    for l in &m.ctx_locks {
+    assert_eq!(m.host().sw_queue_locks().len(), 8);
+    for l in m.host().sw_queue_locks() {
         assert!(l.sharers() <= 4, "{} shared by {}", l.name, l.sharers());
     }
     // 1:3 puts most queues in the write group.
@@ -242,7 +250,7 @@ fn rw_isolation_sends_reads_and_writes_to_their_queue_groups() {
         "policy = \"rw-isolation\"\nread_write_ratio = \"1:3\"",
         READERS_AND_WRITERS,
     );
-    let fetched: Vec<u64> = m.ctrl.sqs.iter().map(|s| s.fetched).collect();
+    let fetched: Vec<u64> = m.ctrl().sqs.iter().map(|s| s.fetched).collect();
     assert_eq!(fetched[..2].iter().sum::<u64>(), 5 * 2000, "{fetched:?}");
     assert_eq!(fetched[2..].iter().sum::<u64>(), 3 * 1000, "{fetched:?}");
 }
@@ -261,13 +269,13 @@ fn rw_isolation_shares_groups_when_queues_are_fewer_than_cores() {
     let jobs = fio::parse_str(job, "test.fio").unwrap();
     let mut m = Machine::new(cfg, &jobs, &RunOptions::default()).unwrap();
     m.run(&jobs, &mut |_, _| {});
-    let fetched: Vec<u64> = m.ctrl.sqs.iter().map(|s| s.fetched).collect();
+    let fetched: Vec<u64> = m.ctrl().sqs.iter().map(|s| s.fetched).collect();
     // Readers on socket 0 use read queue 0 only; writers on socket 1 write queue 3 only.
     assert_eq!(fetched, vec![8000, 0, 0, 4000]);
-    assert_eq!(m.ctx_locks[0].sharers(), 4);
-    assert_eq!(m.ctx_locks[3].sharers(), 4);
+    assert_eq!(m.host().sw_queue_locks()[0].sharers(), 4);
+    assert_eq!(m.host().sw_queue_locks()[3].sharers(), 4);
     assert!(
-        m.ctx_locks[0].contended > 0,
+        m.host().sw_queue_locks()[0].contended > 0,
         "four cores on one software queue never collided"
     );
 }
@@ -275,11 +283,11 @@ fn rw_isolation_shares_groups_when_queues_are_fewer_than_cores() {
 #[test]
 fn linux_read_queues_split_reads_from_the_default_map() {
     let m = ssd_with_map("policy = \"linux-read-queues\"\nwrite_queues = 2", READERS_AND_WRITERS);
-    assert_eq!(m.map.name, "linux-read-queues");
-    let n = m.map.nr_hw_queues as usize;
-    let fetched: Vec<u64> = m.ctrl.sqs.iter().map(|s| s.fetched).collect();
+    assert_eq!(m.host().map().name, "linux-read-queues");
+    let n = m.host().map().nr_hw_queues as usize;
+    let fetched: Vec<u64> = m.ctrl().sqs.iter().map(|s| s.fetched).collect();
     assert_eq!(fetched[..2].iter().sum::<u64>(), 3 * 1000, "{fetched:?}");
     assert_eq!(fetched[2..n].iter().sum::<u64>(), 5 * 2000, "{fetched:?}");
     // Software queues stay per CPU.
-    assert!(m.ctx_locks.iter().all(|l| l.sharers() <= 1));
+    assert!(m.host().sw_queue_locks().iter().all(|l| l.sharers() <= 1));
 }

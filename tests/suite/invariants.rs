@@ -29,12 +29,12 @@ fn every_io_completes_exactly_once() {
     let (mut m, jobs) = machine(tiny(), job, Precondition::SteadyState, 1);
     m.run(&jobs, &mut |_, _| {});
     let mut total = 0;
-    for t in &m.threads {
+    for t in m.host().threads() {
         assert_eq!(t.ios_submitted, t.ios_completed, "thread {} of job {}", t.clone, t.job);
         total += t.ios_completed;
     }
     assert_eq!(total, 3 * 20000 + 3000);
-    assert_eq!(m.ios_completed, total);
+    assert_eq!(m.ios_completed(), total);
     assert_eq!(m.outstanding_requests(), 0, "requests left in flight");
 }
 
@@ -44,7 +44,7 @@ fn verify_reads_back_last_write_through_many_gc_cycles() {
     let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=600\nverify=crc32c\nbs=4k\n[w]\nrw=randrw\nrwmixread=30\niodepth=32\nnumber_ios=400000\nnumjobs=2\n";
     let (mut m, jobs) = machine(tiny(), job, Precondition::SteadyState, 3);
     m.run(&jobs, &mut |_, _| {});
-    let ssd = m.ssd.as_ref().unwrap();
+    let ssd = m.ssd().unwrap();
     assert!(ssd.gc_victims > 1000, "only {} GC victims", ssd.gc_victims);
     assert!(ssd.verify_checks > 100_000, "only {} checked reads", ssd.verify_checks);
     assert_eq!(ssd.verify_failures, 0);
@@ -60,7 +60,7 @@ fn trims_unmap_and_verify_still_holds() {
     let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=600\nverify=crc32c\nbs=4k\niodepth=16\n[w]\nrw=randwrite\nnumber_ios=150000\n[t]\nrw=randtrim\nbs=16k\nnumber_ios=3000\n[r]\nrw=randread\nnumber_ios=100000\n";
     let (mut m, jobs) = machine(tiny(), job, Precondition::SteadyState, 5);
     m.run(&jobs, &mut |_, _| {});
-    let ssd = m.ssd.as_ref().unwrap();
+    let ssd = m.ssd().unwrap();
     assert_eq!(ssd.trimmed_units, TRIMS * 4);
     assert!(
         ssd.unmapped_reads > 500,
@@ -139,14 +139,14 @@ fn write_amplification_is_one_without_gc_and_above_one_with_it() {
         "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\nbs=4k\n[w]\nrw=randwrite\niodepth=16\nsize=64M\n";
     let (mut m, jobs) = machine(tiny(), job, Precondition::None, 5);
     m.run(&jobs, &mut |_, _| {});
-    let ssd = m.ssd.as_ref().unwrap();
+    let ssd = m.ssd().unwrap();
     assert_eq!(ssd.gc_victims, 0);
     assert_eq!(ssd.write_amplification(), 1.0);
     // From steady state, random writes make GC copy valid pages.
     let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=600\nbs=4k\n[w]\nrw=randwrite\niodepth=16\nnumber_ios=100000\n";
     let (mut m, jobs) = machine(tiny(), job, Precondition::SteadyState, 5);
     m.run(&jobs, &mut |_, _| {});
-    let ssd = m.ssd.as_ref().unwrap();
+    let ssd = m.ssd().unwrap();
     assert!(ssd.gc_victims > 0);
     assert!(ssd.write_amplification() > 1.2, "WA {}", ssd.write_amplification());
 }
@@ -158,7 +158,7 @@ fn a_sync_reader_sleeps_once_per_io() {
     let job = "[r]\nioengine=psync\nfilename=/dev/nvme0n1\nrw=randread\nbs=4k\nnumber_ios=2000\n";
     let (mut m, jobs) = machine(tiny(), job, Precondition::SteadyState, 2);
     m.run(&jobs, &mut |_, _| {});
-    let t = &m.threads[0];
+    let t = &m.host().threads()[0];
     assert_eq!(t.ios_completed, 2000);
     assert!(
         (1990..=2001).contains(&t.ctx),
@@ -175,7 +175,7 @@ fn steadystate_stops_a_steady_job_early_and_not_a_changing_one() {
     let steady = "[r]\nioengine=libaio\nfilename=/dev/nvme0n1\nrw=randread\nbs=4k\niodepth=8\ntime_based=1\nruntime=30\nsteadystate=iops:5%\nsteadystate_duration=2\n";
     let (mut m, jobs) = machine(tiny(), steady, Precondition::SteadyState, 4);
     let end = m.run(&jobs, &mut |_, _| {});
-    let ss = &m.ss[0].ss;
+    let ss = &m.host().steady_state()[0].ss;
     assert!(ss.attained, "criterion {} never below 5%", ss.criterion);
     assert!(end < 5_000_000_000, "ran {end} ns despite reaching steady state");
     assert_eq!(ss.samples.len(), 2);
@@ -183,7 +183,7 @@ fn steadystate_stops_a_steady_job_early_and_not_a_changing_one() {
     let never = steady.replace("iops:5%", "iops_slope:0%");
     let (mut m, jobs) = machine(tiny(), &never, Precondition::SteadyState, 4);
     let end = m.run(&jobs, &mut |_, _| {});
-    assert!(!m.ss[0].ss.attained);
+    assert!(!m.host().steady_state()[0].ss.attained);
     assert!(
         end >= 30_000_000_000,
         "stopped at {end} ns without reaching the criterion"
@@ -205,14 +205,14 @@ fn end_with_stops_background_jobs_when_the_named_jobs_finish_and_drains_them() {
     let mut m = Machine::new(cfg, &jobs, &opts).unwrap();
     let end = m.run(&jobs, &mut |_, _| {});
     assert!(end < 1_000_000_000, "the hour-long writer ran on: {end} ns");
-    let readers_done = m.threads[..2].iter().map(|t| t.finished_ns).max().unwrap();
-    let w = &m.threads[2];
+    let readers_done = m.host().threads()[..2].iter().map(|t| t.finished_ns).max().unwrap();
+    let w = &m.host().threads()[2];
     assert!(
         w.finished_ns >= readers_done,
         "writer stopped before the readers finished"
     );
     assert!(w.ios_completed > 0);
-    for t in &m.threads {
+    for t in m.host().threads() {
         assert_eq!(t.ios_submitted, t.ios_completed, "every I/O drains");
     }
     assert_eq!(m.outstanding_requests(), 0);
@@ -292,7 +292,7 @@ fn cache_read_frees_the_die_for_the_next_read_and_keeps_every_invariant() {
         cfg.device.ssd.as_mut().unwrap().nand.cache_read = cache_read;
         let (mut m, jobs) = machine(cfg, job, Precondition::Sequential, 1);
         let end = m.run(&jobs, &mut |_, _| {});
-        assert_eq!(m.ios_completed, 20000);
+        assert_eq!(m.ios_completed(), 20000);
         assert_eq!(m.outstanding_requests(), 0);
         end
     };
@@ -307,11 +307,11 @@ fn cache_read_frees_the_die_for_the_next_read_and_keeps_every_invariant() {
     cfg.device.ssd.as_mut().unwrap().nand.cache_read = true;
     let (mut m, jobs) = machine(cfg, job, Precondition::SteadyState, 5);
     m.run(&jobs, &mut |_, _| {});
-    let ssd = m.ssd.as_ref().unwrap();
+    let ssd = m.ssd().unwrap();
     assert!(ssd.gc_victims > 200, "only {} GC victims", ssd.gc_victims);
     assert!(ssd.verify_checks > 50_000);
     assert_eq!(ssd.verify_failures, 0);
-    assert_eq!(m.ios_completed, 300_000);
+    assert_eq!(m.ios_completed(), 300_000);
     assert_eq!(m.outstanding_requests(), 0);
 }
 
@@ -335,11 +335,10 @@ fn read_ahead_serves_a_sequential_stream_from_dram_and_keeps_every_invariant() {
     let run = |cfg: MachineConfig, job: &str| {
         let (mut m, jobs) = machine(cfg, job, Precondition::Sequential, 1);
         let end = m.run(&jobs, &mut |_, _| {});
-        assert_eq!(m.ios_completed, 20000);
+        assert_eq!(m.ios_completed(), 20000);
         assert_eq!(m.outstanding_requests(), 0);
         let ra = m
-            .ssd
-            .as_ref()
+            .ssd()
             .unwrap()
             .read_ahead
             .as_ref()
@@ -370,9 +369,9 @@ fn read_ahead_serves_a_sequential_stream_from_dram_and_keeps_every_invariant() {
     let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=600\nverify=crc32c\nbs=4k\nsize=4m\n[r]\nrw=read\niodepth=8\nnumber_ios=100000\nnumjobs=2\n[w]\nrw=randwrite\niodepth=16\nnumber_ios=150000\nsize=192m\n[w2]\nrw=randwrite\niodepth=1\nnumber_ios=20000\n[t]\nrw=randtrim\nbs=16k\nnumber_ios=100\n";
     let (mut m, jobs) = machine(with_read_ahead(32 * 4096), job, Precondition::SteadyState, 7);
     m.run(&jobs, &mut |_, _| {});
-    assert_eq!(m.ios_completed, 2 * 100_000 + 150_000 + 20_000 + 100);
+    assert_eq!(m.ios_completed(), 2 * 100_000 + 150_000 + 20_000 + 100);
     assert_eq!(m.outstanding_requests(), 0);
-    let ssd = m.ssd.as_ref().unwrap();
+    let ssd = m.ssd().unwrap();
     let ra = ssd.read_ahead.as_ref().unwrap();
     assert!(ssd.gc_victims > 100, "only {} GC victims", ssd.gc_victims);
     assert!(ra.units_hit > 50_000, "only {} read-ahead hits", ra.units_hit);

@@ -17,7 +17,7 @@ fn run(extra: &str, job: &str) -> Machine {
     };
     let mut m = Machine::new(cfg, &jobs, &opts).unwrap();
     m.run(&jobs, &mut |_, _| {});
-    for t in &m.threads {
+    for t in m.host().threads() {
         assert_eq!(t.ios_submitted, t.ios_completed);
     }
     m
@@ -51,7 +51,7 @@ fn the_host_estimate_lags_the_truth_by_at_most_the_completions_it_has_not_seen()
     assert!(lagging > 100, "the estimate never lagged: {lagging}");
     assert!(deep > 100, "the SQs never filled: {deep}");
     // Beyond the tags, requests wait in the host as blk-mq makes them wait.
-    assert!(m.hctxs.iter().map(|h| h.tags.waits).sum::<u64>() > 0);
+    assert!(m.host().hctxs().iter().map(|h| h.tags.waits).sum::<u64>() > 0);
 }
 
 #[test]

@@ -18,7 +18,7 @@ fn wrr_machine(extra: &str, job: &str, opts: &RunOptions) -> Result<Machine, Str
     let jobs = fio::parse_str(job, "test.fio").unwrap();
     let mut m = Machine::new(cfg, &jobs, opts)?;
     m.run(&jobs, &mut |_, _| {});
-    for t in &m.threads {
+    for t in m.host().threads() {
         assert_eq!(t.ios_submitted, t.ios_completed);
     }
     assert_eq!(m.outstanding_requests(), 0);
@@ -37,8 +37,8 @@ fn class_jobs(n: u32, extra: &str) -> String {
 
 fn fetched_by_prio(m: &Machine) -> [u64; 4] {
     let mut f = [0u64; 4];
-    for (i, sq) in m.ctrl.sqs.iter().enumerate() {
-        f[m.map.sq_prio[i] as usize] += sq.fetched;
+    for (i, sq) in m.ctrl().sqs.iter().enumerate() {
+        f[m.host().map().sq_prio[i] as usize] += sq.fetched;
     }
     f
 }
@@ -49,8 +49,8 @@ const WRR_DEVICE: &str =
 #[test]
 fn wrr_ioprio_sends_each_class_to_its_priority_queue_and_shares_one_cq_per_set() {
     let m = wrr_machine(WRR_DEVICE, &class_jobs(1500, ""), &RunOptions::default()).unwrap();
-    assert_eq!(m.map.name, "wrr-ioprio");
-    assert_eq!(m.map.nr_hw_queues, 32, "8 CPUs x 4 SQs");
+    assert_eq!(m.host().map().name, "wrr-ioprio");
+    assert_eq!(m.host().map().nr_hw_queues, 32, "8 CPUs x 4 SQs");
     // realtime -> urgent, best-effort -> high, none -> medium, idle -> low;
     // two threads of 1500 reads per class, wherever they migrate.
     let f = fetched_by_prio(&m);
@@ -58,7 +58,7 @@ fn wrr_ioprio_sends_each_class_to_its_priority_queue_and_shares_one_cq_per_set()
     // The four SQs of a set post to the set's first queue pair: only those
     // take interrupts, and they see every completion.
     let mut completions = 0;
-    for (i, qp) in m.qps.iter().enumerate() {
+    for (i, qp) in m.host().queue_pairs().iter().enumerate() {
         if i % 4 != 0 {
             assert_eq!(qp.interrupts, 0, "SQ {i} has no CQ of its own");
             assert_eq!(qp.completions, 0);
@@ -67,11 +67,11 @@ fn wrr_ioprio_sends_each_class_to_its_priority_queue_and_shares_one_cq_per_set()
     }
     assert_eq!(completions, 12_000);
     // Every SQ's head still advanced through the CQEs that named it.
-    for (i, qp) in m.qps.iter().enumerate() {
-        assert_eq!(qp.sq_head_seen, m.ctrl.sqs[i].head, "SQ {i}");
+    for (i, qp) in m.host().queue_pairs().iter().enumerate() {
+        assert_eq!(qp.sq_head_seen, m.ctrl().sqs[i].head, "SQ {i}");
     }
     assert_eq!(
-        m.ctrl.arb.mechanism,
+        m.ctrl().arb.mechanism,
         nvmesim::nvme::arbitration::Mechanism::WeightedUrgent
     );
 }
@@ -85,13 +85,13 @@ fn wrr_ioprio_shares_queue_sets_when_the_device_has_too_few_queues() {
         [a]\nprioclass=2\ncpus_allowed=0-3\ncpus_allowed_policy=split\nnumjobs=4\n\
         [b]\nprioclass=3\ncpus_allowed=4-7\ncpus_allowed_policy=split\nnumjobs=4\n";
     let m = wrr_machine(&extra, job, &RunOptions::default()).unwrap();
-    assert_eq!(m.map.nr_hw_queues, 8);
-    let fetched: Vec<u64> = m.ctrl.sqs.iter().map(|s| s.fetched).collect();
+    assert_eq!(m.host().map().nr_hw_queues, 8);
+    let fetched: Vec<u64> = m.ctrl().sqs.iter().map(|s| s.fetched).collect();
     // Set 0 = SQs 0-3 (urgent, high, medium, low): socket 0's best-effort
     // jobs use its high SQ; set 1's low SQ takes socket 1's idle jobs.
     assert_eq!(fetched, vec![0, 2000, 0, 0, 0, 0, 0, 2000]);
-    assert_eq!(m.map.cpus[1], vec![0, 1, 2, 3]);
-    assert_eq!(m.map.cpus[7], vec![4, 5, 6, 7]);
+    assert_eq!(m.host().map().cpus[1], vec![0, 1, 2, 3]);
+    assert_eq!(m.host().map().cpus[7], vec![4, 5, 6, 7]);
 }
 
 /// Three backlogged classes under WRR (weights from `extra`); few command
@@ -114,7 +114,10 @@ fn three_classes(extra: &str, runtime_ms: u32) -> Machine {
 /// Fetches per priority between the first two admin commands (which
 /// mark a window inside the run, away from its start and its drain).
 fn window(m: &Machine, a: usize, b: usize) -> [u64; 4] {
-    let (x, y) = (m.admin_cmds[a].launched_before, m.admin_cmds[b].launched_before);
+    let (x, y) = (
+        m.host().admin_cmds()[a].launched_before,
+        m.host().admin_cmds()[b].launched_before,
+    );
     std::array::from_fn(|i| y[i] - x[i])
 }
 
@@ -132,7 +135,7 @@ fn weights_give_backlogged_classes_their_share_of_fetches() {
         &format!("[device.arbitration]\nhigh_weight = 4\nmedium_weight = 2\nlow_weight = 1\n{MARKS}"),
         20,
     );
-    assert_eq!(m.ctrl.sqs.iter().filter(|s| s.fetched > 0).count(), 3);
+    assert_eq!(m.ctrl().sqs.iter().filter(|s| s.fetched > 0).count(), 3);
     let s = share(window(&m, 0, 1));
     for (got, want) in s.iter().zip([4.0 / 7.0, 2.0 / 7.0, 1.0 / 7.0]) {
         assert!((got - want).abs() < 0.02, "shares {s:?}, want 4:2:1");
@@ -155,7 +158,7 @@ fn set_features_mid_run_changes_the_shares_from_then_on() {
          [[device.arbitration.set_features]]\nat_ms = 18\n",
         20,
     );
-    let a = &m.admin_cmds[1];
+    let a = &m.host().admin_cmds()[1];
     let f = a.applied.expect("the Set Features ran");
     assert_eq!((f.high, f.medium, f.low), (8, 1, 1), "unset fields keep their value");
     // Admin needs no I/O command slot: with all 8 slots held by ~80 us reads
@@ -167,9 +170,10 @@ fn set_features_mid_run_changes_the_shares_from_then_on() {
         "{a:?}"
     );
     assert!(a.completed_ns > a.executed_ns);
-    assert_eq!(m.ctrl.arb.launched_admin, 3);
+    assert_eq!(m.ctrl().arb.launched_admin, 3);
     assert_eq!(
-        m.ctrl.slots_free, m.ctrl.slots_total,
+        m.ctrl().slots_free,
+        m.ctrl().slots_total,
         "Set Features must not take or free a slot"
     );
     let before = share(window(&m, 0, 1));
@@ -193,7 +197,7 @@ fn wrr_affinity_gives_service_by_core_not_by_class() {
         job += &format!("[on{cpu}]\ncpus_allowed={cpu}\n");
     }
     let m = wrr_machine(&extra, &job, &RunOptions::default()).unwrap();
-    assert_eq!(m.map.sq_prio[..4], QPrio::ALL);
+    assert_eq!(m.host().map().sq_prio[..4], QPrio::ALL);
     let s = share(window(&m, 0, 1));
     for (got, want) in s.iter().zip([4.0 / 7.0, 2.0 / 7.0, 1.0 / 7.0]) {
         assert!((got - want).abs() < 0.02, "{s:?}");
@@ -232,9 +236,9 @@ fn an_acceptance_window_lets_reads_pass_a_write_stalled_on_the_write_buffer() {
         wrr_machine(&extra, job, &RunOptions::default()).unwrap()
     };
     let (strict, open) = (run(0), run(64));
-    let held = |m: &Machine| m.ctrl.sqs.iter().map(|s| s.held[0]).sum::<u64>();
-    let read_lat = |m: &Machine| m.threads[1].stats.dirs[0].clat.mean;
-    let read_ios = |m: &Machine| m.threads[1].stats.dirs[0].total_ios;
+    let held = |m: &Machine| m.ctrl().sqs.iter().map(|s| s.held[0]).sum::<u64>();
+    let read_lat = |m: &Machine| m.host().threads()[1].stats.dirs[0].clat.mean;
+    let read_ios = |m: &Machine| m.host().threads()[1].stats.dirs[0].total_ios;
     assert!(held(&strict) > 50, "in order: {} reads held", held(&strict));
     assert!(
         held(&open) * 10 < held(&strict),

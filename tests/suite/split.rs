@@ -36,14 +36,14 @@ fn a_bio_above_max_sectors_goes_down_as_parts_that_complete_together() {
     // Linux's default max_sectors_kb, 1280 KiB: a 4 MiB bio is 4 requests
     // (3 x 1280 KiB + 256 KiB); each fio I/O still counts once.
     let m = run(tiny(16 << 20), JOB, true);
-    let fio_ios: u64 = m.threads.iter().map(|t| t.ios_completed).sum();
+    let fio_ios: u64 = m.host().threads().iter().map(|t| t.ios_completed).sum();
     assert_eq!(fio_ios, 120);
-    assert_eq!(m.dev_writes, 60 * 4);
-    assert_eq!(m.dev_reads, 60 * 4);
-    let ssd = m.ssd.as_ref().unwrap();
+    assert_eq!(m.ctrl().writes, 60 * 4);
+    assert_eq!(m.ctrl().reads, 60 * 4);
+    let ssd = m.ssd().unwrap();
     assert!(ssd.verify_checks > 0);
     assert_eq!(ssd.verify_failures, 0);
-    for t in &m.threads {
+    for t in m.host().threads() {
         let d = &t.stats.dirs[1 - t.job]; // job 0 writes, job 1 reads
         assert_eq!(d.total_ios, 60);
         assert_eq!(d.io_bytes, 60 * 4 * 1024 * 1024);
@@ -53,18 +53,18 @@ fn a_bio_above_max_sectors_goes_down_as_parts_that_complete_together() {
     let mut cfg = tiny(16 << 20);
     cfg.device.max_sectors_kb = Some(512);
     let m = run(cfg, JOB, false);
-    assert_eq!(m.dev_writes, 60 * 8);
+    assert_eq!(m.ctrl().writes, 60 * 8);
     let mut cfg = tiny(16 << 20);
     cfg.device.nvme.mdts_bytes = 128 * 1024;
     let m = run(cfg, JOB, false);
-    assert_eq!((m.dev_writes, m.dev_reads), (60 * 32, 60 * 32));
+    assert_eq!((m.ctrl().writes, m.ctrl().reads), (60 * 32, 60 * 32));
 
     // Parts queue for tags like any request: a queue depth smaller than the
     // parts of one bio still completes every I/O.
     let mut cfg = tiny(16 << 20);
     cfg.device.nvme.driver_queue_depth = 3;
     let m = run(cfg, JOB, true);
-    assert_eq!(m.threads.iter().map(|t| t.ios_completed).sum::<u64>(), 120);
+    assert_eq!(m.host().threads().iter().map(|t| t.ios_completed).sum::<u64>(), 120);
 }
 
 #[test]

@@ -44,7 +44,7 @@ fn run_vm(cfg_text: &str, guest: &str, seed: u64) -> Result<Machine, String> {
 
 /// Guest IOPS over the run (all guest threads).
 fn iops(m: &Machine) -> f64 {
-    let ios: u64 = m.threads.iter().map(|t| t.ios_completed).sum();
+    let ios: u64 = m.host().threads().iter().map(|t| t.ios_completed).sum();
     ios as f64 * 1e9 / m.end_ns as f64
 }
 
@@ -57,7 +57,7 @@ fn err_of(r: Result<Machine, String>) -> String {
 
 fn vq_lock_wait_per_acq(m: &Machine) -> f64 {
     let (w, a) = m
-        .vms
+        .vms()
         .vqs
         .iter()
         .fold((0u64, 0u64), |(w, a), q| (w + q.lock.wait_ns, a + q.lock.acquisitions));
@@ -72,24 +72,24 @@ fn every_guest_io_completes_once_through_virtqueues_and_iothreads() {
         ("intel-750-400g", "per-vcpu", vec![8, 9]),
     ] {
         let m = run_vm(&vm_config(dev, layout, &iots, ""), &guest_job(5, 3000), 0).unwrap();
-        for t in &m.threads {
+        for t in m.host().threads() {
             assert_eq!(t.ios_submitted, 3000);
             assert_eq!(t.ios_completed, 3000, "{dev} {layout}");
         }
         assert_eq!(m.outstanding_requests(), 0);
-        let through_vqs: u64 = m.vms.vqs.iter().map(|q| q.requests).sum();
-        let submitted: u64 = m.vms.iothreads.iter().map(|t| t.submitted).sum();
-        let completed: u64 = m.vms.iothreads.iter().map(|t| t.completions).sum();
+        let through_vqs: u64 = m.vms().vqs.iter().map(|q| q.requests).sum();
+        let submitted: u64 = m.vms().iothreads.iter().map(|t| t.submitted).sum();
+        let completed: u64 = m.vms().iothreads.iter().map(|t| t.completions).sum();
         assert_eq!(
             (through_vqs, submitted, completed),
             (15000, 15000, 15000),
             "{dev} {layout}"
         );
-        for q in &m.vms.vqs {
+        for q in &m.vms().vqs {
             assert!(q.avail.is_empty() && q.used.is_empty() && q.tags.in_use == 0);
         }
         if dev != "null" {
-            assert_eq!(m.dev_reads, 15000, "every guest read reached the drive once");
+            assert_eq!(m.ctrl().reads, 15000, "every guest read reached the drive once");
         }
     }
 }
@@ -100,9 +100,9 @@ fn shared_virtqueue_lock_wait_grows_with_guest_jobs() {
     let mut waits = Vec::new();
     for n in [1, 2, 4, 8] {
         let m = run_vm(&cfg, &guest_job(n, 4000), 0).unwrap();
-        assert_eq!(m.vms.vqs.len(), 1);
+        assert_eq!(m.vms().vqs.len(), 1);
         assert_eq!(
-            m.vms.vqs[0].lock.sharers() as u32,
+            m.vms().vqs[0].lock.sharers() as u32,
             n.max(1),
             "every submitting vCPU takes the one lock"
         );
@@ -125,20 +125,20 @@ fn per_vcpu_queues_with_enough_iothreads_share_no_guest_lock() {
         0,
     )
     .unwrap();
-    assert_eq!(m.vms.vqs.len(), 8);
-    for q in &m.vms.vqs {
+    assert_eq!(m.vms().vqs.len(), 8);
+    for q in &m.vms().vqs {
         assert_eq!(q.requests, 4000, "one job per vCPU, one queue per vCPU");
         assert_eq!(q.lock.sharers(), 1, "{} taken from one vCPU only", q.lock.name);
         assert_eq!(q.lock.contended, 0);
         assert_eq!(q.hctx_lines.sharers(), 1);
     }
-    for t in &m.vms.iothreads {
+    for t in &m.vms().iothreads {
         assert_eq!(t.vqs.len(), 1);
     }
     // Same jobs, shared queue: the lock is shared by all 8 and contended.
     let s = run_vm(&vm_config("null", "shared", &[8], ""), &guest_job(8, 4000), 0).unwrap();
-    assert_eq!(s.vms.vqs[0].lock.sharers(), 8);
-    assert!(s.vms.vqs[0].lock.contended > 0);
+    assert_eq!(s.vms().vqs[0].lock.sharers(), 8);
+    assert!(s.vms().vqs[0].lock.contended > 0);
     assert!(
         iops(&m) > 4.0 * iops(&s),
         "per-vCPU {} vs shared {}",
@@ -166,7 +166,7 @@ fn a_vm_on_null_cannot_exceed_its_iothreads_cpu_time() {
             iots.len()
         );
         assert!(got > 0.7 * bound, "IOThread-bound: {got:.0} vs {bound:.0}");
-        for t in &m.vms.iothreads {
+        for t in &m.vms().iothreads {
             assert!(t.busy_ns <= m.end_ns);
             assert!(
                 t.busy_ns as f64 > 0.9 * m.end_ns as f64,
@@ -211,12 +211,12 @@ fn floating_vcpus_move_on_the_host_and_every_guest_io_still_completes() {
         "cpus = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19]\nvcpu_placement = \"floating\"",
     );
     let m = run_vm(&cfg, &guest_job(8, 20000), 3).unwrap();
-    for t in &m.threads {
+    for t in m.host().threads() {
         assert_eq!(t.ios_completed, 20000);
     }
-    let moved: u64 = m.vms.vcpus.iter().map(|v| v.placement.migrations).sum();
+    let moved: u64 = m.vms().vcpus.iter().map(|v| v.placement.migrations).sum();
     assert!(moved > 0, "floating vCPUs migrate among their host CPUs");
-    for v in &m.vms.vcpus {
+    for v in &m.vms().vcpus {
         assert!([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19].contains(&v.placement.cpu));
     }
 }

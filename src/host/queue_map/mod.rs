@@ -182,3 +182,53 @@ impl QueueMapTable {
         self.sw_table[((cpu as usize * 3 + ddir as usize) << 2) + (prio.class as usize & 3)]
     }
 }
+
+/// The queue map of `cfg`'s device on `topo`: the policy (`policy`, else
+/// `[device.queue_map] policy`) over the queues the device and the block
+/// layer allow, plus the urgent path's dedicated SQ if configured.
+pub fn for_device(
+    cfg: &crate::config::MachineConfig,
+    topo: &Topology,
+    policy: Option<&str>,
+) -> Result<QueueMapTable, String> {
+    use crate::config::{BlockLayerKind, UrgentPath};
+    let nr_cpus = topo.nr_cpus();
+    let mut max_q = cfg.device.nvme.max_io_queues;
+    if cfg.device.hw_queues > 0 {
+        max_q = max_q.min(cfg.device.hw_queues);
+    }
+    if cfg.device.block_layer == BlockLayerKind::SingleQueue {
+        // One request queue feeds one driver queue.
+        max_q = 1;
+    }
+    let qm = &cfg.device.queue_map;
+    let policy_name = policy.unwrap_or(qm.policy.as_str());
+    let params = MapParams {
+        read_write_ratio: match &qm.read_write_ratio {
+            Some(r) => Some(parse_ratio(r).map_err(|e| format!("[device.queue_map] {e}"))?),
+            None => None,
+        },
+        write_queues: qm.write_queues,
+        sq_per_core: qm.sq_per_core,
+    };
+    // The dedicated-SQ urgent path keeps one of the device's queues for itself.
+    let dedicated = cfg.device.hmb.size_bytes > 0 && cfg.device.hmb.path == UrgentPath::DedicatedSq;
+    if dedicated && cfg.device.hmb.urgent_max_level.is_some() {
+        return Err(format!(
+            "device '{}': [device.hmb] urgent_max_level needs path = \"admin-queue\" \
+(the dedicated SQ is chosen by the queue map, which sees the priority class only)",
+            cfg.device.name
+        ));
+    }
+    let map_q = if dedicated {
+        max_q.saturating_sub(1).max(1)
+    } else {
+        max_q
+    };
+    let policy = build(policy_name, topo, map_q, &params)?;
+    let mut map = QueueMapTable::from_policy(policy.as_ref(), topo);
+    if dedicated {
+        map.add_dedicated(cfg.device.hmb.urgent_class, nr_cpus);
+    }
+    Ok(map)
+}

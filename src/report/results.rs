@@ -1,8 +1,8 @@
 //! Turning a finished machine into fio's report structures plus the
 //! simulator's own figures (under the top-level `nvmesim` key).
 
-use super::engine::{Machine, RunOptions};
 use crate::config::MachineConfig;
+use crate::machine::{Machine, RunOptions};
 use crate::report::fio_json::{DiskUtil, JobResult, RunReport};
 use crate::sim::{Ns, NS_PER_MS, NS_PER_SEC};
 use crate::workload::fio::FioJobFile;
@@ -18,7 +18,7 @@ pub struct RunOutput {
     pub verify_failures: u64,
     pub verify_checks: u64,
     /// SQ occupancy samples (with `RunOptions::occupancy_interval_ns`).
-    pub occupancy: Vec<super::OccupancySample>,
+    pub occupancy: Vec<crate::machine::OccupancySample>,
 }
 
 /// What the run's progress callback sees: the machine while it runs
@@ -27,7 +27,7 @@ pub struct Live<'a> {
     pub machine: Option<&'a Machine>,
     pub jobs: &'a FioJobFile,
     pub device: &'a str,
-    pub precondition: super::Precondition,
+    pub precondition: crate::machine::Precondition,
 }
 
 /// The figures of fio's progress line at one moment of a run.
@@ -58,7 +58,7 @@ impl Live<'_> {
             expected_end: m.expected_end,
             ..LiveStatus::default()
         };
-        for th in &m.threads {
+        for th in m.host().threads() {
             for d in 0..3 {
                 st.io_bytes[d] += th.stats.dirs[d].io_bytes;
                 st.ios[d] += th.stats.dirs[d].total_ios;
@@ -96,7 +96,8 @@ impl Live<'_> {
     pub fn report(&self, now: Ns) -> Option<RunReport> {
         let m = self.machine?;
         let results = m
-            .threads
+            .host()
+            .threads()
             .iter()
             .enumerate()
             .map(|(ti, th)| {
@@ -118,7 +119,7 @@ pub fn run(
     cfg: MachineConfig,
     jobs: &FioJobFile,
     opts: &RunOptions,
-    progress: &mut super::Progress,
+    progress: &mut crate::machine::Progress,
 ) -> Result<RunOutput, String> {
     crate::config::precheck::check(&cfg, jobs)?;
     let device = cfg.device.name.clone();
@@ -139,12 +140,8 @@ pub fn run(
     if std::env::var("NVMESIM_DEBUG").is_ok() {
         eprintln!("{}", m.debug_state());
     }
-    let threads = std::mem::take(&mut m.threads);
-    let (vf, vc) = m
-        .ssd
-        .as_ref()
-        .map(|s| (s.verify_failures, s.verify_checks))
-        .unwrap_or((0, 0));
+    let threads = m.take_threads();
+    let (vf, vc) = m.ssd().map(|s| (s.verify_failures, s.verify_checks)).unwrap_or((0, 0));
     let results = threads
         .into_iter()
         .enumerate()
@@ -157,7 +154,7 @@ pub fn run(
         report,
         sim_ns: end,
         events: m.q.processed(),
-        ios: m.ios_completed,
+        ios: m.ios_completed(),
         verify_failures: vf,
         verify_checks: vc,
     })
@@ -176,10 +173,12 @@ fn job_result(
     // fio lists a job's own priority first and names logs by thread number.
     stats.own_prio_first(spec.prio);
     stats.cfg.log_index = ti as u32 + 1;
-    let steadystate =
-        m.ss.iter()
-            .find(|t| t.members.contains(&(ti as u32)))
-            .map(|t| t.ss.clone());
+    let steadystate = m
+        .host()
+        .steady_state()
+        .iter()
+        .find(|t| t.members.contains(&(ti as u32)))
+        .map(|t| t.ss.clone());
     JobResult {
         name: spec.name.clone(),
         clone,
@@ -212,7 +211,7 @@ fn job_result(
 }
 
 fn report(m: &Machine, jobs: &FioJobFile, results: Vec<JobResult>, end: Ns) -> RunReport {
-    let (r_ios, w_ios) = (m.dev_reads, m.dev_writes);
+    let (r_ios, w_ios) = (m.ctrl().reads, m.ctrl().writes);
     // fio tracks no disk for the null engine (it has no file I/O).
     let any_disk_util = jobs
         .jobs
@@ -258,15 +257,15 @@ fn extras(m: &Machine, end: Ns) -> Value {
     let mut device = json!({
         "name": m.cfg.device.name,
         "simulated_ms": end as f64 / NS_PER_MS as f64,
-        "commands": m.ctrl.commands,
-        "command_slots": m.ctrl.slots_total,
-        "slot_stalls": m.ctrl.slot_stalls,
-        "pcie_to_device_bytes": m.ctrl.link.bytes_to_device,
-        "pcie_to_host_bytes": m.ctrl.link.bytes_to_host,
-        "pcie_to_device_util_pct": pct(m.ctrl.link.to_device.busy_ns, end),
-        "pcie_to_host_util_pct": pct(m.ctrl.link.to_host.busy_ns, end),
+        "commands": m.ctrl().commands,
+        "command_slots": m.ctrl().slots_total,
+        "slot_stalls": m.ctrl().slot_stalls,
+        "pcie_to_device_bytes": m.ctrl().link.bytes_to_device,
+        "pcie_to_host_bytes": m.ctrl().link.bytes_to_host,
+        "pcie_to_device_util_pct": pct(m.ctrl().link.to_device.busy_ns, end),
+        "pcie_to_host_util_pct": pct(m.ctrl().link.to_host.busy_ns, end),
     });
-    if let Some(ssd) = &m.ssd {
+    if let Some(ssd) = &m.ssd() {
         let dies: Vec<f64> = ssd.dies.iter().map(|d| pct(d.busy_ns, end)).collect();
         let chans: Vec<f64> = ssd.channels.iter().map(|c| pct(c.bus.busy_ns, end)).collect();
         let mean = |v: &[f64]| {
@@ -304,20 +303,20 @@ fn extras(m: &Machine, end: Ns) -> Value {
         }
     }
     let sqs: Vec<Value> = m
-        .ctrl
+        .ctrl()
         .sqs
         .iter()
-        .zip(&m.qps)
+        .zip(m.host().queue_pairs())
         .enumerate()
         .map(|(i, (s, qp))| {
             json!({
                 "sq": i + 1,
-                "cq": m.map.cq_of[i] + 1,
-                "priority": m.map.sq_prio[i].name(),
+                "cq": m.host().map().cq_of[i] + 1,
+                "priority": m.host().map().sq_prio[i].name(),
                 "irq_cpu": qp.irq_cpu,
                 "commands_fetched": s.fetched,
-                "occupancy_mean": s.mean_occupancy(end),
-                "occupancy_max": s.occ_max,
+                "occupancy_mean": qp.mean_occupancy(end),
+                "occupancy_max": qp.occ_max,
                 "host_estimate_mean": if end == 0 { 0.0 } else { (qp.est_area as f64) / end as f64 },
                 "host_estimate_max": qp.est_max,
                 "blocked_ms": s.blocked_ns as f64 / NS_PER_MS as f64,
@@ -329,12 +328,13 @@ fn extras(m: &Machine, end: Ns) -> Value {
         })
         .collect();
     let locks: Vec<Value> = m
-        .ctx_locks
+        .host()
+        .sw_queue_locks()
         .iter()
-        .chain(&m.sq_locks)
-        .chain(&m.hctx_lines)
-        .chain(std::iter::once(&m.queue_lock))
-        .chain(m.vms.vqs.iter().flat_map(|q| [&q.lock, &q.hctx_lines, &q.ring]))
+        .chain(m.host().sq_locks())
+        .chain(m.host().hctx_lines())
+        .chain(std::iter::once(m.host().queue_lock()))
+        .chain(m.vms().vqs.iter().flat_map(|q| [&q.lock, &q.hctx_lines, &q.ring]))
         .filter(|l| l.acquisitions > 0)
         .map(|l| {
             json!({
@@ -351,39 +351,39 @@ fn extras(m: &Machine, end: Ns) -> Value {
             })
         })
         .collect();
-    let cpus: Vec<f64> = m.cores.iter().map(|c| pct(c.busy_ns, end)).collect();
+    let cpus: Vec<f64> = m.host().cores().iter().map(|c| pct(c.busy_ns, end)).collect();
     json!({
         "host": {
             "name": m.cfg.host.name,
-            "block_layer": m.block,
-            "queue_map": m.map.name,
-            "hw_queues": m.map.nr_hw_queues,
+            "block_layer": m.host().block_layer(),
+            "queue_map": m.host().map().name,
+            "hw_queues": m.host().map().nr_hw_queues,
             "cpu_util_pct": cpus,
         },
         "device": device,
         "arbitration": arbitration_json(m),
-        "hmb": if m.hmb.enabled {
+        "hmb": if m.host().hmb().enabled {
             json!({
                 "size_bytes": m.cfg.device.hmb.size_bytes,
-                "segments": m.hmb.layout.as_ref().map(|l| l.segments),
-                "data_area_bytes": m.hmb.layout.as_ref().map(|l| l.data_bytes),
-                "metadata_entries": m.hmb.layout.as_ref().map(|l| l.entries),
-                "urgent_class": m.hmb.urgent_class,
-                "die_priority": m.hmb.die_priority,
-                "commands": m.hmb.commands,
-                "bytes": m.hmb.bytes,
-                "fallbacks_hmb_full": m.hmb.fallbacks,
+                "segments": m.host().hmb().layout.as_ref().map(|l| l.segments),
+                "data_area_bytes": m.host().hmb().layout.as_ref().map(|l| l.data_bytes),
+                "metadata_entries": m.host().hmb().layout.as_ref().map(|l| l.entries),
+                "urgent_class": m.host().hmb().urgent_class,
+                "die_priority": m.host().hmb().die_priority,
+                "commands": m.host().hmb().commands,
+                "bytes": m.host().hmb().bytes,
+                "fallbacks_hmb_full": m.host().hmb().fallbacks,
             })
         } else {
             Value::Null
         },
         "sqs": sqs,
-        "request_queue": if m.block == crate::config::BlockLayerKind::SingleQueue {
+        "request_queue": if m.host().block_layer() == crate::config::BlockLayerKind::SingleQueue {
             json!({
                 "elevator": m.cfg.device.elevator,
-                "merges": m.rq.merges,
-                "request_waits": m.rq.requests.waits,
-                "nr_requests": m.rq.requests.limit,
+                "merges": m.host().request_queue().merges,
+                "request_waits": m.host().request_queue().requests.waits,
+                "nr_requests": m.host().request_queue().requests.limit,
             })
         } else {
             Value::Null
@@ -396,7 +396,7 @@ fn extras(m: &Machine, end: Ns) -> Value {
 /// Per VM: its layout, each virtqueue's traffic and lock, each IOThread's CPU.
 fn vms_json(m: &Machine, end: Ns) -> Value {
     let pct = |ns: Ns| if end == 0 { 0.0 } else { ns as f64 * 100.0 / end as f64 };
-    let v = &m.vms;
+    let v = &m.vms();
     Value::Array(
         v.vms
             .iter()
@@ -462,14 +462,15 @@ fn vms_json(m: &Machine, end: Ns) -> Value {
 
 fn arbitration_json(m: &Machine) -> Value {
     use crate::nvme::arbitration::{Mechanism, QPrio};
-    let a = &m.ctrl.arb;
+    let a = &m.ctrl().arb;
     let f = a.feature;
     let launched: serde_json::Map<String, Value> = QPrio::ALL
         .iter()
         .map(|p| (p.name().to_string(), json!(a.launched[*p as usize])))
         .collect();
     let admin: Vec<Value> = m
-        .admin_cmds
+        .host()
+        .admin_cmds()
         .iter()
         .map(|c| {
             json!({
