@@ -519,6 +519,89 @@ pub struct SsdConfig {
     /// (absent: no read-ahead).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_ahead: Option<ReadAheadConfig>,
+    /// `[device.ssd.suspend]`: program/erase suspend for reads (off unless
+    /// `program` or `erase` is set).
+    #[serde(default, skip_serializing_if = "SuspendConfig::is_default")]
+    pub suspend: SuspendConfig,
+}
+
+/// `[device.ssd.suspend]`: program/erase suspend (Wu and He, "Reducing SSD
+/// Read Latency via NAND Flash Program and Erase Suspension", FAST 2012).
+/// When a user read is queued at a die that is programming (user or GC
+/// data) or erasing, the die's scheduler suspends the operation, serves the
+/// reads queued at the die once the suspend has taken effect, and resumes
+/// the operation: its remaining array time plus `resume_ns`. Reads that
+/// arrive while a batch is served are served in a further batch before the
+/// resume, and every batch counts as one suspension of the operation, up
+/// to `max_per_op`; after that the operation runs to its end. A suspend
+/// takes effect only once the operation is in its array phase (after a
+/// program's data-in, after a resume's `resume_ns`), and is not issued when
+/// the operation would end sooner than the suspend takes. NAND parts
+/// implement it as vendor commands (ONFI's parameter page lists no suspend
+/// command); neither built-in drive is documented to use it, so both
+/// presets leave it off (docs/presets.md, E23).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SuspendConfig {
+    /// Suspend programs (user and GC) for reads.
+    pub program: bool,
+    /// Suspend block erases for reads.
+    pub erase: bool,
+    /// Time from the suspend command until the die can serve a read, for a
+    /// program (the program makes no progress in it). Range: 0 to 1e9.
+    pub program_suspend_ns: u64,
+    /// The same for an erase. Range: 0 to 1e9.
+    pub erase_suspend_ns: u64,
+    /// Extra array time a suspended operation takes when it resumes.
+    /// Range: 0 to 1e9.
+    pub resume_ns: u64,
+    /// Suspensions (read batches) one program or erase may take.
+    /// Range: 1 to 1,000,000.
+    pub max_per_op: u32,
+}
+
+impl Default for SuspendConfig {
+    fn default() -> Self {
+        SuspendConfig {
+            program: false,
+            erase: false,
+            // MQSim (CMU-SAFARI/MQSim src/exec/Flash_Parameter_Set.cpp,
+            // Suspend_Program_Time = 100000 ns; its ssdconfig.xml, no primary
+            // source given). Consistent with a suspend that waits for the
+            // current program loop to end: an MLC tPROG of 0.85-2.3 ms is
+            // some 10-20 pulse-and-verify loops of ~100 us.
+            program_suspend_ns: 100_000,
+            // MQSim, same file: Suspend_Erase_Time = 700000 ns (an erase is
+            // a few long pulses; the suspend waits for the current one).
+            erase_suspend_ns: 700_000,
+            // ESTIMATE: with the suspend at a loop boundary no loop is
+            // redone; what a resume adds is re-ramping the pumps and the
+            // bit-line setup of the next loop, a small part of a ~100 us loop:
+            // 10 us. (MQSim adds nothing: "the time required to send the
+            // resume command is very small, we ignore it",
+            // src/ssd/NVM_PHY_ONFI_NVDDR2.cpp.)
+            resume_ns: 10_000,
+            // ESTIMATE: a limit exists in real firmware (Intel, US 10,956,081:
+            // "a maximum allowed number of suspends of the program operation")
+            // but no value is published. 4 bounds a program's worst-case
+            // stretch to about 4 x (suspend + one read batch + resume) on top
+            // of tPROG: ~4 x 0.23 ms for the 750's MLC with one read per
+            // batch, so writes keep at least about half their die time under
+            // any read load.
+            max_per_op: 4,
+        }
+    }
+}
+
+impl SuspendConfig {
+    pub fn is_default(&self) -> bool {
+        *self == SuspendConfig::default()
+    }
+
+    /// Program or erase suspend is on.
+    pub fn enabled(&self) -> bool {
+        self.program || self.erase
+    }
 }
 
 /// Sequential read-ahead: the controller watches read commands for streams

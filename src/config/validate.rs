@@ -47,6 +47,11 @@ pub const MAX_PAGE_BYTES: u64 = 1 << 20;
 /// a few GiB of DRAM). Documented limit; none of them is allocated up front.
 pub const MAX_BUFFER_BYTES: u64 = 1 << 40;
 
+/// Most suspensions of one program or erase: 1e6. Each costs at least a
+/// suspend command and a read, so a million keep a worst-case program within
+/// simulated minutes, far beyond any part's limit. Documented limit.
+pub const MAX_SUSPENDS: u64 = 1_000_000;
+
 /// Latest time a scheduled Set Features may be issued: 1e9 ms (11.6 days),
 /// far beyond any run (at_ms is converted to u64 ns). Documented limit.
 pub const MAX_AT_MS: f64 = 1e9;
@@ -713,6 +718,19 @@ and the rest cannot hold the {} B user capacity; lower it or the capacity",
         )?;
         c.int(t, "streams", r.streams.into(), 1, 1024, "streams tracked at once")?;
     }
+    let p = &s.suspend;
+    let t = "device.ssd.suspend";
+    c.int(t, "program_suspend_ns", p.program_suspend_ns, 0, MAX_STEP_NS, nand_time)?;
+    c.int(t, "erase_suspend_ns", p.erase_suspend_ns, 0, MAX_STEP_NS, nand_time)?;
+    c.int(t, "resume_ns", p.resume_ns, 0, MAX_STEP_NS, nand_time)?;
+    c.int(
+        t,
+        "max_per_op",
+        p.max_per_op.into(),
+        1,
+        MAX_SUSPENDS,
+        "suspensions of one program or erase; turn suspend off with program = false, erase = false",
+    )?;
     Ok(())
 }
 
@@ -803,6 +821,31 @@ mod tests {
             None,
         )
         .unwrap();
+    }
+
+    #[test]
+    fn suspend_keys_are_checked() {
+        let with = |k: &str| {
+            tiny_with(
+                "[device.ssd.cache]",
+                &format!("[device.ssd.suspend]\n{k}\n\n[device.ssd.cache]"),
+            )
+        };
+        load_machine(Some(("m.toml", &with("program = true\nerase = true"))), None, None).unwrap();
+        let e = err(&with("program = true\nmax_per_op = 0"));
+        assert!(
+            e.starts_with("m.toml: [device.ssd.suspend] max_per_op = 0: expected 1 to 1000000"),
+            "{e}"
+        );
+        let e = err(&with("erase_suspend_ns = 2000000000"));
+        assert!(
+            e.starts_with("m.toml: [device.ssd.suspend] erase_suspend_ns = 2000000000: expected 0 to 1000000000"),
+            "{e}"
+        );
+        let e = err(&with("program = 1"));
+        assert!(e.contains("program"), "{e}");
+        let e = err(&with("suspend_ns = 5"));
+        assert!(e.contains("suspend_ns"), "{e}");
     }
 
     #[test]

@@ -2,13 +2,15 @@
 //! serves reads from the write buffer or the dies the FTL maps them to,
 //! buffers writes and programs them to dies in program units striped over
 //! channels and dies, and runs greedy garbage collection per die when the
-//! die's free blocks fall to the start threshold.
+//! die's free blocks fall to the start threshold. With program/erase
+//! suspend on (`[device.ssd.suspend]`), a die suspends its program or erase
+//! for the user reads queued at it and resumes it after them.
 
 use super::cache::WriteCache;
-use super::flash::{Channel, Die, FlashOp, OpKind};
+use super::flash::{Channel, Die, FlashOp, OpKind, SuspendPhase};
 use super::ftl::{FlashGeometry, Ftl};
 use super::readahead::{Claim, ReadAhead};
-use crate::config::{DieSchedulerKind, GcConfig, SsdConfig};
+use crate::config::{DieSchedulerKind, GcConfig, SsdConfig, SuspendConfig};
 use crate::machine::Event;
 use crate::sim::{transfer_ns, EventQueue, Ns};
 
@@ -86,6 +88,16 @@ pub struct Ssd {
     ra_waiters: Vec<(u64, u32)>,
     /// (die, op id) of the prefetch ops being planned.
     ra_groups: Vec<(u32, u32)>,
+    /// Program/erase suspend (`[device.ssd.suspend]`), and whether either is on.
+    suspend: SuspendConfig,
+    suspend_on: bool,
+    /// Suspend commands issued to programs and to erases.
+    pub program_suspends: u64,
+    pub erase_suspends: u64,
+    /// Read batches served by suspended operations (a suspend's first batch
+    /// and any further ones before the resume), and the user reads in them.
+    pub suspend_batches: u64,
+    pub suspended_reads: u64,
 }
 
 /// Programs queued per die before the flusher moves on to the next die: two
@@ -187,6 +199,12 @@ impl Ssd {
             read_ahead,
             ra_waiters: Vec::new(),
             ra_groups: Vec::new(),
+            suspend: c.suspend.clone(),
+            suspend_on: c.suspend.enabled(),
+            program_suspends: 0,
+            erase_suspends: 0,
+            suspend_batches: 0,
+            suspended_reads: 0,
         })
     }
 
@@ -203,6 +221,7 @@ impl Ssd {
             seq: self.seq,
             queued_ns: 0,
             array_ns,
+            suspends: 0,
         };
         if let Some(i) = self.free_ops.pop() {
             self.ops[i as usize] = Some(op);
@@ -247,10 +266,19 @@ impl Ssd {
         self.ftl.free_blocks(die) <= self.gc_cfg.urgent_free_blocks
     }
 
-    /// Start the next operation on `die` if it is idle.
+    /// Start the next operation on `die` if it is idle. With suspend on, a
+    /// busy die may suspend its program or erase for queued reads, and a
+    /// suspended die serves its reads or resumes.
     fn kick_die(&mut self, now: Ns, die: u32, q: &mut EventQueue<Event>) {
         let d = die as usize;
         if self.dies[d].busy {
+            if self.suspend_on {
+                self.maybe_suspend(now, die, q);
+            }
+            return;
+        }
+        if self.dies[d].suspend.op.is_some() {
+            self.serve_suspended(now, die, q);
             return;
         }
         let urgent = self.gc_urgent(die);
@@ -258,6 +286,16 @@ impl Ssd {
         let Some(op_id) = self.dies[d].pick(self.policy, urgent, &self.ops) else {
             return;
         };
+        self.start_op(now, die, op_id, q);
+        if self.suspend_on {
+            // (The FIFO scheduler can start a program with reads queued behind it.)
+            self.maybe_suspend(now, die, q);
+        }
+    }
+
+    /// Start operation `op_id` on the idle `die`.
+    fn start_op(&mut self, now: Ns, die: u32, op_id: u32, q: &mut EventQueue<Event>) {
+        let d = die as usize;
         let (kind, pages, bytes, array_ns) = {
             let op = self.ops[op_id as usize].as_ref().unwrap();
             // (Prefetch reads are not host reads: not counted here.)
@@ -290,11 +328,120 @@ impl Ssd {
                 let (_, xfer_end) = self.channels[ch].bus.serve(now, transfer_ns(bytes, self.channel_bw));
                 self.channels[ch].bytes += bytes;
                 q.schedule(xfer_end + array_ns, Event::DieOpDone { die });
+                if self.suspend_on {
+                    let s = &mut self.dies[d].suspend;
+                    s.array_start = xfer_end;
+                    s.op_end = xfer_end + array_ns;
+                }
             }
             OpKind::Erase => {
                 q.schedule(now + array_ns, Event::DieOpDone { die });
+                if self.suspend_on {
+                    let s = &mut self.dies[d].suspend;
+                    s.array_start = now;
+                    s.op_end = now + array_ns;
+                }
             }
         }
+    }
+
+    /// A user read waits in the die's read queue (prefetches do not suspend).
+    fn user_read_queued(&self, d: usize) -> bool {
+        self.dies[d].reads.iter().any(|&r| {
+            self.ops[r as usize]
+                .as_ref()
+                .is_some_and(|o| o.kind == OpKind::UserRead)
+        })
+    }
+
+    /// Suspend the die's running program or erase if a user read waits, the
+    /// operation's kind is suspendable, it has suspensions left, and it would
+    /// not end before the suspend takes effect. The suspend command takes
+    /// effect once the operation is in its array phase, `*_suspend_ns` later;
+    /// the operation's array time left is frozen at the command.
+    fn maybe_suspend(&mut self, now: Ns, die: u32, q: &mut EventQueue<Event>) {
+        let d = die as usize;
+        let ds = &self.dies[d];
+        if ds.suspend.phase != SuspendPhase::Running || ds.suspend.op.is_some() {
+            return;
+        }
+        let Some(cur) = ds.current else { return };
+        let op = self.ops[cur as usize].as_ref().unwrap();
+        let (latency, erase) = match op.kind {
+            OpKind::UserProgram | OpKind::GcProgram if self.suspend.program => (self.suspend.program_suspend_ns, false),
+            OpKind::Erase if self.suspend.erase => (self.suspend.erase_suspend_ns, true),
+            _ => return,
+        };
+        if op.suspends >= self.suspend.max_per_op || !self.user_read_queued(d) {
+            return;
+        }
+        let at = now.max(ds.suspend.array_start);
+        let end = ds.suspend.op_end;
+        if end <= at + latency {
+            // Waiting for the end is no slower than suspending.
+            return;
+        }
+        self.ops[cur as usize].as_mut().unwrap().suspends += 1;
+        if erase {
+            self.erase_suspends += 1;
+        } else {
+            self.program_suspends += 1;
+        }
+        let s = &mut self.dies[d].suspend;
+        s.phase = SuspendPhase::Suspending;
+        s.remaining = end - at;
+        s.stale_done.push(end);
+        q.schedule(at + latency, Event::DieArrayDone { die });
+    }
+
+    /// The suspend took effect: the die takes the reads queued now as a batch.
+    fn suspend_taken(&mut self, now: Ns, die: u32, q: &mut EventQueue<Event>) {
+        let ds = &mut self.dies[die as usize];
+        ds.suspend.phase = SuspendPhase::Suspended;
+        ds.suspend.op = ds.current.take();
+        ds.busy = false;
+        ds.busy_ns += now - ds.op_started;
+        ds.suspend.batch_left = ds.reads.len();
+        self.suspend_batches += 1;
+        self.kick_die(now, die, q);
+    }
+
+    /// A suspended die is free: start the batch's next read; when the batch
+    /// is done, take the reads that arrived meanwhile as a further batch if
+    /// the operation may be suspended again, else resume it.
+    fn serve_suspended(&mut self, now: Ns, die: u32, q: &mut EventQueue<Event>) {
+        let d = die as usize;
+        if self.dies[d].suspend.batch_left == 0 && self.user_read_queued(d) {
+            let op = self.dies[d].suspend.op.unwrap() as usize;
+            let o = self.ops[op].as_mut().unwrap();
+            if o.suspends < self.suspend.max_per_op {
+                o.suspends += 1;
+                self.suspend_batches += 1;
+                self.dies[d].suspend.batch_left = self.dies[d].reads.len();
+            }
+        }
+        if self.dies[d].suspend.batch_left > 0 {
+            if let Some(r) = self.dies[d].reads.pop_front() {
+                self.dies[d].suspend.batch_left -= 1;
+                if self.ops[r as usize].as_ref().unwrap().kind == OpKind::UserRead {
+                    self.suspended_reads += 1;
+                }
+                self.start_op(now, die, r, q);
+                return;
+            }
+            self.dies[d].suspend.batch_left = 0;
+        }
+        // Resume: the array time left plus the resume overhead.
+        let resume_ns = self.suspend.resume_ns;
+        let ds = &mut self.dies[d];
+        let op = ds.suspend.op.take().unwrap();
+        ds.suspend.phase = SuspendPhase::Running;
+        ds.busy = true;
+        ds.current = Some(op);
+        ds.op_started = now;
+        ds.suspend.array_start = now + resume_ns;
+        ds.suspend.op_end = ds.suspend.array_start + ds.suspend.remaining;
+        q.schedule(ds.suspend.op_end, Event::DieOpDone { die });
     }
 
     /// Array read finished: move the data out over the channel. With cache
@@ -303,6 +450,10 @@ impl Ssd {
     /// data-in on this die waits for the read-out ahead of it).
     pub fn on_array_done(&mut self, now: Ns, die: u32, q: &mut EventQueue<Event>) {
         let d = die as usize;
+        if self.dies[d].suspend.phase == SuspendPhase::Suspending {
+            self.suspend_taken(now, die, q);
+            return;
+        }
         let op_id = self.dies[d].current.expect("array done on an idle die");
         let bytes = self.ops[op_id as usize].as_ref().unwrap().bytes;
         let ch = self.ftl.channel_of_die(die) as usize;
@@ -329,6 +480,14 @@ impl Ssd {
     /// The die's current operation finished.
     pub fn on_op_done(&mut self, now: Ns, die: u32, q: &mut EventQueue<Event>, out: &mut SsdOutput) {
         let d = die as usize;
+        let stale = &mut self.dies[d].suspend.stale_done;
+        if !stale.is_empty() {
+            // The end a suspended operation had before its suspend: not an end.
+            if let Some(i) = stale.iter().position(|&t| t == now) {
+                stale.swap_remove(i);
+                return;
+            }
+        }
         let op_id = self.dies[d].current.take().expect("op done on an idle die");
         self.dies[d].busy = false;
         self.dies[d].busy_ns += now - self.dies[d].op_started;
@@ -688,5 +847,234 @@ impl Ssd {
             return 1.0;
         }
         (self.user_pages_programmed + self.gc_pages_copied) as f64 / self.user_pages_programmed as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Program suspend on one die, driven event by event: the times are
+    //! exact, so each test states the timeline it expects.
+    use super::*;
+    use crate::config::load_machine;
+
+    const TINY: &str = include_str!("../../tests/data/tiny-ssd.toml");
+    const MS: Ns = 1_000_000;
+    const US: Ns = 1_000;
+    /// tR, tPROG, data-in of a 16 KiB page and data-out of one 4 KiB unit at 400 MB/s.
+    const TR: Ns = 50 * US;
+    const TPROG: Ns = MS;
+    const DATA_IN: Ns = 40_960;
+    const DATA_OUT: Ns = 10_240;
+    /// A die-0 read: tR then its data-out over an idle channel.
+    const READ: Ns = TR + DATA_OUT;
+    const SUSPEND: Ns = 100 * US;
+    const RESUME: Ns = 20 * US;
+
+    /// tiny-ssd (4 dies, one plane, 4 KiB units in 16 KiB pages) with one tR
+    /// and one tPROG for every page, no spare bytes, no read-ahead, and `suspend`.
+    struct Rig {
+        ssd: Ssd,
+        q: EventQueue<Event>,
+        reads: Vec<(u32, Ns)>,
+        programs: Vec<Ns>,
+    }
+
+    impl Rig {
+        fn new(suspend: &str) -> Rig {
+            let text = TINY.replace(
+                "[device.ssd.nand]\n",
+                "[device.ssd.nand]\nread_ns = 50000\nprogram_ns = 1000000\nread_ns_by_page_type = []\nprogram_ns_by_page_type = []\nchannel_bytes_per_s = 400000000\nspare_bytes_per_page = 0\n",
+            ) + "\n[device.ssd.read_ahead]\ntrigger_commands = 1000000\n\n[device.ssd.suspend]\n"
+                + suspend;
+            let m = load_machine(Some(("t.toml", &text)), None, None).unwrap();
+            Rig {
+                ssd: Ssd::new(m.device.ssd.as_ref().unwrap(), false).unwrap(),
+                q: EventQueue::new(),
+                reads: Vec::new(),
+                programs: Vec::new(),
+            }
+        }
+
+        /// Run the SSD's events up to time `t`.
+        fn run_to(&mut self, t: Ns) {
+            self.q.schedule(t, Event::FetchEngine);
+            while let Some((now, e)) = self.q.pop() {
+                let mut out = SsdOutput::default();
+                match e {
+                    Event::FetchEngine => return,
+                    Event::DieArrayDone { die } => self.ssd.on_array_done(now, die, &mut self.q),
+                    Event::DieOpDone { die } => self.ssd.on_op_done(now, die, &mut self.q, &mut out),
+                    Event::DieReadOut { die, op } => self.ssd.on_read_out(now, die, op, &mut self.q, &mut out),
+                    e => panic!("unexpected {e:?}"),
+                }
+                self.reads.extend(out.reads_done.iter().map(|&c| (c, now)));
+                if out.cache_freed {
+                    self.programs.push(now);
+                }
+            }
+        }
+
+        /// Host data for one program unit (4 units) from `lpn` arrives now.
+        fn write4(&mut self, lpn: u64) {
+            assert!(self.ssd.cache.reserve(4 * 4096));
+            let now = self.q.now();
+            self.ssd.write_arrived(now, lpn, 4, &mut self.q);
+        }
+
+        fn read(&mut self, cmd: u32, lpn: u64) {
+            let now = self.q.now();
+            assert!(matches!(
+                self.ssd.read(now, cmd, lpn, 1, &mut self.q),
+                ReadPlan::Flash(1)
+            ));
+        }
+
+        fn read_done(&self, cmd: u32) -> Ns {
+            self.reads.iter().find(|r| r.0 == cmd).expect("read not done").1
+        }
+
+        /// Map LPNs 0-3 to die 0 (and 100.., 200.., 300.. to dies 1-3), all
+        /// programs done; then at 20 ms a program of LPNs 400-403 starts on
+        /// die 0 (its array phase from 20 ms + DATA_IN). Returns 20 ms.
+        fn program_on_die0(&mut self) -> Ns {
+            for lpn in [0, 100, 200, 300] {
+                self.write4(lpn);
+            }
+            self.run_to(20 * MS);
+            assert_eq!(self.programs.len(), 4);
+            self.programs.clear();
+            self.write4(400);
+            assert_eq!(
+                self.ssd.dies[0]
+                    .current
+                    .map(|o| self.ssd.ops[o as usize].as_ref().unwrap().kind),
+                Some(OpKind::UserProgram)
+            );
+            20 * MS
+        }
+    }
+
+    const ON: &str = "program = true\nerase = true\nprogram_suspend_ns = 100000\nresume_ns = 20000\n";
+
+    #[test]
+    fn a_read_suspends_a_program_and_the_program_ends_later_by_what_the_suspension_took() {
+        let mut timeline = Vec::new();
+        for suspend in ["", ON] {
+            let mut r = Rig::new(suspend);
+            let t0 = r.program_on_die0();
+            let end = t0 + DATA_IN + TPROG;
+            r.run_to(t0 + 300 * US);
+            r.read(7, 0);
+            r.run_to(t0 + 10 * MS);
+            timeline.push((r.read_done(7) - (t0 + 300 * US), r.programs[0], r));
+            let (lat, prog, r) = timeline.last().unwrap();
+            if suspend.is_empty() {
+                // The read waits for the program's end.
+                assert_eq!(*lat, end + READ - (t0 + 300 * US));
+                assert_eq!(*prog, end);
+                assert_eq!(r.ssd.program_suspends, 0);
+            } else {
+                // Suspend latency, then the read; the program resumes after it.
+                assert_eq!(*lat, SUSPEND + READ);
+                assert_eq!(*prog, end + SUSPEND + READ + RESUME);
+                assert_eq!(
+                    (r.ssd.program_suspends, r.ssd.suspend_batches, r.ssd.suspended_reads),
+                    (1, 1, 1)
+                );
+                // Die 0 was busy without a gap from the program's start to its end:
+                // the first program, then the suspended one around the read.
+                let d = &r.ssd.dies[0];
+                assert_eq!(d.busy_ns, (DATA_IN + TPROG) + (prog - t0));
+                assert_eq!(d.ops, 3);
+                assert!(d.suspend.stale_done.is_empty() && d.suspend.op.is_none());
+            }
+        }
+        assert!(
+            timeline[1].0 * 4 < timeline[0].0,
+            "suspend: {} ns, none: {} ns",
+            timeline[1].0,
+            timeline[0].0
+        );
+    }
+
+    #[test]
+    fn reads_arriving_during_a_batch_are_served_before_the_resume() {
+        let mut r = Rig::new(ON);
+        let t0 = r.program_on_die0();
+        let t1 = t0 + 300 * US;
+        r.run_to(t1);
+        r.read(1, 0);
+        // During the first read's array time: served in a second batch, no resume between.
+        r.run_to(t1 + SUSPEND + 10 * US);
+        r.read(2, 1);
+        r.run_to(t0 + 10 * MS);
+        assert_eq!(r.read_done(1), t1 + SUSPEND + READ);
+        assert_eq!(r.read_done(2), t1 + SUSPEND + 2 * READ);
+        assert_eq!(r.programs[0], t0 + DATA_IN + TPROG + SUSPEND + 2 * READ + RESUME);
+        assert_eq!((r.ssd.program_suspends, r.ssd.suspend_batches), (1, 2));
+    }
+
+    #[test]
+    fn the_suspend_limit_bounds_how_long_reads_postpone_a_program() {
+        for max in [2u32, 1000] {
+            let mut r = Rig::new(&format!("{ON}max_per_op = {max}\n"));
+            let t0 = r.program_on_die0();
+            r.run_to(t0 + 300 * US);
+            // One read at a time on die 0, each issued as the last one completes,
+            // until the program ends (or 30 reads).
+            let mut cmd = 0;
+            r.read(cmd, 0);
+            while r.programs.is_empty() && cmd < 30 {
+                let t = r.read_done_or_run(cmd);
+                r.run_to(t);
+                cmd += 1;
+                r.read(cmd, (cmd % 4) as u64);
+            }
+            r.run_to(t0 + 20 * MS);
+            let end = t0 + DATA_IN + TPROG;
+            if max == 2 {
+                // Two suspensions: the second, issued as the first resume
+                // starts, waits for its overhead; the third read waits for the end.
+                assert_eq!(r.ssd.program_suspends, 2);
+                assert_eq!(r.programs[0], end + 2 * (SUSPEND + READ + RESUME));
+                assert_eq!(r.read_done(2), r.programs[0] + READ);
+            } else {
+                // No limit within 30 reads: the program is still postponed.
+                assert!(r.programs[0] > end + 30 * (SUSPEND + READ));
+            }
+        }
+    }
+
+    impl Rig {
+        /// Run until read `cmd` is done; its completion time.
+        fn read_done_or_run(&mut self, cmd: u32) -> Ns {
+            let mut t = self.q.now();
+            while !self.reads.iter().any(|r| r.0 == cmd) {
+                t += 10 * US;
+                self.run_to(t);
+            }
+            self.read_done(cmd)
+        }
+    }
+
+    #[test]
+    fn no_suspend_when_the_program_ends_before_the_suspend_would_take_effect() {
+        let mut r = Rig::new(ON);
+        let t0 = r.program_on_die0();
+        let end = t0 + DATA_IN + TPROG;
+        let t1 = end - SUSPEND / 2;
+        r.run_to(t1);
+        r.read(3, 0);
+        r.run_to(t0 + 10 * MS);
+        assert_eq!(r.ssd.program_suspends, 0);
+        assert_eq!(r.read_done(3), end + READ);
+        // A read during the data-in suspends once the array phase starts.
+        let mut r = Rig::new(ON);
+        let t0 = r.program_on_die0();
+        r.run_to(t0 + DATA_IN / 2);
+        r.read(4, 0);
+        r.run_to(t0 + 10 * MS);
+        assert_eq!(r.read_done(4), t0 + DATA_IN + SUSPEND + READ);
+        assert_eq!(r.programs[0], t0 + DATA_IN + SUSPEND + READ + RESUME + TPROG);
     }
 }

@@ -5,7 +5,9 @@
 //! serves transfers first come, first served. Each die has separate queues
 //! for user reads, user writes and GC work; the scheduler picks among them
 //! (read-first by default, or one FIFO), with GC first when the die is close
-//! to running out of free blocks (foreground GC).
+//! to running out of free blocks (foreground GC). With program/erase
+//! suspend on, a program or erase in its array phase is suspended for the
+//! user reads queued at its die and resumed after them ([`Suspend`]).
 
 use crate::config::DieSchedulerKind;
 use crate::sim::{FcfsServer, Ns};
@@ -42,6 +44,38 @@ pub struct FlashOp {
     /// read's tR (its slowest page), a GC read's summed tR, a program's
     /// tPROG, an erase's tBERS.
     pub array_ns: Ns,
+    /// Times this program or erase has been suspended (read batches served).
+    pub suspends: u32,
+}
+
+/// Where a die's program or erase is in the suspend cycle.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SuspendPhase {
+    /// Running (or no program/erase on the die).
+    #[default]
+    Running,
+    /// A suspend command is in progress: the die ends it with a `DieArrayDone`.
+    Suspending,
+    /// Suspended: the die serves reads; `Suspend::op` waits to resume.
+    Suspended,
+}
+
+/// Program/erase suspend state of one die (all default while suspend is off).
+#[derive(Debug, Clone, Default)]
+pub struct Suspend {
+    pub phase: SuspendPhase,
+    /// The current program's or erase's scheduled end (its `DieOpDone`).
+    pub op_end: Ns,
+    /// When its array phase (re)started: after a program's data-in, after a resume's overhead.
+    pub array_start: Ns,
+    /// The suspended operation and the array time it has left.
+    pub op: Option<u32>,
+    pub remaining: Ns,
+    /// Reads of the current batch still to start.
+    pub batch_left: usize,
+    /// `DieOpDone` times of suspended operations, still in the event queue,
+    /// that the die ignores (the event queue cannot cancel an event).
+    pub stale_done: Vec<Ns>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -54,6 +88,7 @@ pub struct Die {
     pub busy_ns: Ns,
     pub op_started: Ns,
     pub ops: u64,
+    pub suspend: Suspend,
 }
 
 impl Die {

@@ -17,5 +17,6 @@ mod occupancy;
 mod queue_policies;
 mod robust;
 mod split;
+mod suspend;
 mod sweep;
 mod virt;
