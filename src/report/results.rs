@@ -292,6 +292,12 @@ fn extras(m: &Machine, end: Ns) -> Value {
         obj.insert("die_util_pct".into(), json!(dies));
         obj.insert("channel_util_mean_pct".into(), json!(mean(&chans)));
         obj.insert("channel_util_pct".into(), json!(chans));
+        if ssd.suspend_on {
+            obj.insert("program_suspends".into(), json!(ssd.program_suspends));
+            obj.insert("erase_suspends".into(), json!(ssd.erase_suspends));
+            obj.insert("suspend_batches".into(), json!(ssd.suspend_batches));
+            obj.insert("suspended_reads".into(), json!(ssd.suspended_reads));
+        }
         if let Some(ra) = &ssd.read_ahead {
             obj.insert("read_ahead_units_fetched".into(), json!(ra.units_fetched));
             obj.insert("read_ahead_units_hit".into(), json!(ra.units_hit));

@@ -29,14 +29,14 @@ fn every_io_completes_once_and_verify_holds_with_suspend_under_gc() {
     let mut m = Machine::new(tiny(true, true), &jobs, &opts).unwrap();
     let end = m.run(&jobs, &mut |_, _| {});
     let mut total = 0;
-    for t in &m.threads {
+    for t in m.host().threads() {
         assert_eq!(t.ios_submitted, t.ios_completed, "thread {} of job {}", t.clone, t.job);
         total += t.ios_completed;
     }
     assert_eq!(total, 2 * 120_000 + 40_000);
-    assert_eq!(m.ios_completed, total);
+    assert_eq!(m.ios_completed(), total);
     assert_eq!(m.outstanding_requests(), 0, "requests left in flight");
-    let ssd = m.ssd.as_ref().unwrap();
+    let ssd = m.ssd().unwrap();
     assert!(ssd.gc_victims > 300, "only {} GC victims", ssd.gc_victims);
     assert!(
         ssd.program_suspends > 1000,
@@ -68,10 +68,10 @@ fn reader_beside_writer(program: bool) -> (f64, f64, u64) {
     };
     let mut m = Machine::new(tiny(program, false), &jobs, &opts).unwrap();
     m.run(&jobs, &mut |_, _| {});
-    let w = &m.threads[0].stats;
-    let r = &m.threads[1].stats;
+    let w = &m.host().threads()[0].stats;
+    let r = &m.host().threads()[1].stats;
     let w_iops = w.dirs[1].total_ios as f64 / ((w.end_ns - w.start_ns) as f64 / 1e9);
-    (r.dirs[0].clat.mean, w_iops, m.ssd.as_ref().unwrap().program_suspends)
+    (r.dirs[0].clat.mean, w_iops, m.ssd().unwrap().program_suspends)
 }
 
 #[test]
