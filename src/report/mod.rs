@@ -5,6 +5,7 @@ pub mod fio_json;
 pub mod fio_text;
 pub mod hist;
 pub mod json;
+pub mod log_rows;
 pub mod logs;
 pub mod plot;
 pub mod results;

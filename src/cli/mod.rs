@@ -1,0 +1,4 @@
+//! The command line's larger subcommands, kept out of `main.rs`.
+
+pub mod bench;
+pub mod fio_args;
