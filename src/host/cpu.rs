@@ -196,8 +196,10 @@ pub struct Lock {
     pub hold_ns: Ns,
     /// Most waiters ever queued ahead of an arriving CPU, plus that CPU.
     pub max_spinners: u32,
-    /// CPUs that ever took the lock (a lock taken from one CPU only is not shared).
-    cpus_seen: Vec<u32>,
+    /// CPUs that ever took the lock, as a bit set (a lock taken from one
+    /// CPU only is not shared), and their number.
+    cpus_seen: Vec<u64>,
+    nr_seen: usize,
 }
 
 impl Lock {
@@ -220,6 +222,7 @@ impl Lock {
             hold_ns: 0,
             max_spinners: 0,
             cpus_seen: Vec::new(),
+            nr_seen: 0,
         }
     }
 
@@ -245,7 +248,7 @@ impl Lock {
 
     /// Number of distinct CPUs that took the lock.
     pub fn sharers(&self) -> usize {
-        self.cpus_seen.len()
+        self.nr_seen
     }
 
     /// Acquire at `now` from `cpu`, hold for `hold` ns; returns the time the
@@ -258,7 +261,11 @@ impl Lock {
         }
         let data_lines = self.shared_lines as u64;
         // First interval still busy at `now` (ends are sorted like starts).
-        let first = self.busy.partition_point(|h| h.end <= now);
+        let first = if self.busy.back().is_none_or(|h| h.end <= now) {
+            self.busy.len()
+        } else {
+            self.busy.partition_point(|h| h.end <= now)
+        };
         let mut i = first;
         let mut t = now;
         let mut prev_cpu = if i > 0 {
@@ -300,23 +307,31 @@ impl Lock {
             }
         };
         let end = start + handoff + data + hold;
-        self.busy.insert(
-            i,
-            Hold {
-                arrive: now,
-                start,
-                end,
-                cpu,
-            },
-        );
+        let hold_iv = Hold {
+            arrive: now,
+            start,
+            end,
+            cpu,
+        };
+        if i == self.busy.len() {
+            // The common case: the new hold is the latest.
+            self.busy.push_back(hold_iv);
+        } else {
+            self.busy.insert(i, hold_iv);
+        }
         self.acquisitions += 1;
         if start > now {
             self.contended += 1;
             self.wait_ns += start - now;
         }
         self.max_spinners = self.max_spinners.max(ahead as u32 + u32::from(start > now));
-        if !self.cpus_seen.contains(&cpu) && self.cpus_seen.len() < 4096 {
-            self.cpus_seen.push(cpu);
+        let (word, bit) = (cpu as usize / 64, 1u64 << (cpu % 64));
+        if word >= self.cpus_seen.len() {
+            self.cpus_seen.resize(word + 1, 0);
+        }
+        if self.cpus_seen[word] & bit == 0 {
+            self.cpus_seen[word] |= bit;
+            self.nr_seen += 1;
         }
         self.transfer_ns += handoff + data;
         self.hold_ns += hold;

@@ -176,10 +176,10 @@ impl Arbiter {
     /// to fetch; `ready(sq)` the entries I/O SQ `sq` may have fetched now
     /// (0 when empty or held back); `limit` (>= 1) the commands the
     /// controller can take (free slots).
-    pub fn pick(&mut self, admin: u32, ready: impl Fn(u32) -> u32, limit: u32) -> Option<Pick> {
+    pub fn pick(&mut self, admin: u32, ready: impl Fn(u32) -> u32, limit: u32, nonempty: &[u64]) -> Option<Pick> {
         debug_assert!(limit >= 1);
         let p = match self.mechanism {
-            Mechanism::RoundRobin => self.pick_rr(admin, &ready, limit),
+            Mechanism::RoundRobin => self.pick_rr(admin, &ready, limit, nonempty),
             Mechanism::WeightedUrgent => self.pick_wrr(admin, &ready, limit),
         }?;
         match p {
@@ -189,22 +189,45 @@ impl Arbiter {
         Some(p)
     }
 
-    fn pick_rr(&mut self, admin: u32, ready: &impl Fn(u32) -> u32, limit: u32) -> Option<Pick> {
+    /// Round robin over the ring (position 0 the admin SQ, `k` I/O SQ
+    /// `k - 1`) from `ring_next`: the first position with entries to fetch.
+    /// Only SQs set in `nonempty` (entries doorbelled) can have any, so the
+    /// walk visits those alone.
+    fn pick_rr(&mut self, admin: u32, ready: &impl Fn(u32) -> u32, limit: u32, nonempty: &[u64]) -> Option<Pick> {
         let ring = self.prio.len() + 1;
-        for k in 0..ring {
-            let pos = (self.ring_next + k) % ring;
-            let avail = if pos == 0 { admin } else { ready(pos as u32 - 1) };
-            if avail > 0 {
-                self.ring_next = (pos + 1) % ring;
-                let n = self.take(avail, limit);
-                return Some(if pos == 0 {
-                    Pick::Admin(n)
-                } else {
-                    Pick::Io { sq: pos as u32 - 1, n }
-                });
+        let start = self.ring_next;
+        let mut found = None;
+        'scan: for (from, to) in [(start, ring), (0, start)] {
+            let mut pos = from;
+            while pos < to {
+                if pos == 0 {
+                    if admin > 0 {
+                        found = Some((0, admin));
+                        break 'scan;
+                    }
+                    pos = 1;
+                    continue;
+                }
+                // The next SQ at or after `pos - 1` with doorbelled entries.
+                let Some(sq) = next_set(nonempty, pos - 1, to - 1) else {
+                    break;
+                };
+                let avail = ready(sq as u32);
+                if avail > 0 {
+                    found = Some((sq + 1, avail));
+                    break 'scan;
+                }
+                pos = sq + 2;
             }
         }
-        None
+        let (pos, avail) = found?;
+        self.ring_next = (pos + 1) % ring;
+        let n = self.take(avail, limit);
+        Some(if pos == 0 {
+            Pick::Admin(n)
+        } else {
+            Pick::Io { sq: pos as u32 - 1, n }
+        })
     }
 
     /// Round robin inside one priority class: the next member with entries.
@@ -268,6 +291,22 @@ impl Arbiter {
         );
         None
     }
+}
+
+/// The first index in `from..to` whose bit is set in `mask`.
+#[inline]
+fn next_set(mask: &[u64], from: usize, to: usize) -> Option<usize> {
+    let mut i = from;
+    while i < to {
+        let w = i / 64;
+        let bits = mask.get(w).copied().unwrap_or(0) >> (i % 64);
+        if bits != 0 {
+            let j = i + bits.trailing_zeros() as usize;
+            return (j < to).then_some(j);
+        }
+        i = (w + 1) * 64;
+    }
+    None
 }
 
 /// Check weights (1..=256 commands: an 8-bit 0's-based field) and a burst
@@ -360,7 +399,8 @@ mod tests {
         let mut out = Vec::new();
         for _ in 0..steps {
             let snap = q.borrow().clone();
-            let Some(p) = a.pick(*admin, |s| snap[s as usize], limit) else {
+            let all = vec![u64::MAX; snap.len().div_ceil(64)];
+            let Some(p) = a.pick(*admin, |s| snap[s as usize], limit, &all) else {
                 break;
             };
             match p {

@@ -69,6 +69,7 @@ impl Controller {
     /// An SQ tail doorbell write reached the controller: `n` more entries.
     pub fn sq_doorbell<H: HostPort>(&mut self, now: Ns, sq: u32, n: u32, host: &H, q: &mut Queue) {
         self.sqs[sq as usize].doorbelled += n as u64;
+        self.doorbelled_mask[sq as usize / 64] |= 1u64 << (sq % 64);
         self.doorbelled_total += n as u64;
         self.kick_fetch(now, host, q);
     }

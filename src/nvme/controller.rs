@@ -99,6 +99,9 @@ pub struct Controller {
     pub acceptance_window: u32,
     /// Doorbelled, unfetched entries over all SQs (lets arbitration return at once when there are none).
     pub doorbelled_total: u64,
+    /// SQs with doorbelled, unfetched entries, as a bit set (the arbiter
+    /// visits only these).
+    pub(super) doorbelled_mask: Vec<u64>,
     /// Fetched commands by command id.
     pub(super) cmds: Vec<super::commands::Cmd>,
     /// The CQ each I/O SQ posts to (set when the host created the SQ).
@@ -135,8 +138,9 @@ impl Controller {
         unit_bytes: u64,
         urgent: UrgentPolicy,
     ) -> Self {
+        let nr_sqs = prios.len();
         Controller {
-            sqs: vec![DeviceSq::default(); prios.len()],
+            sqs: vec![DeviceSq::default(); nr_sqs],
             admin: AdminSq::default(),
             slots_total: c.command_slots.max(1),
             slots_free: c.command_slots.max(1),
@@ -151,6 +155,7 @@ impl Controller {
             slot_stalls: 0,
             acceptance_window: c.acceptance_window,
             doorbelled_total: 0,
+            doorbelled_mask: vec![0; nr_sqs.div_ceil(64)],
             cmds: Vec::new(),
             cq_of,
             unit_bytes,
@@ -226,6 +231,7 @@ impl Controller {
             // I/O picks only happen with a free slot, so this bounds them by
             // the free slots; admin picks are bounded by `admin_ok` already.
             slots.max(1),
+            &self.doorbelled_mask,
         )?;
         let used = match pick {
             Pick::Admin(n) => self
@@ -260,6 +266,9 @@ impl Controller {
     pub fn fetch(&mut self, now: Ns, sq: u32, n: u32) -> (Ns, Ns) {
         let s = &mut self.sqs[sq as usize];
         s.doorbelled -= n as u64;
+        if s.doorbelled == 0 {
+            self.doorbelled_mask[sq as usize / 64] &= !(1u64 << (sq % 64));
+        }
         self.doorbelled_total -= n as u64;
         self.fetch_bytes(now, n)
     }

@@ -97,6 +97,7 @@ impl<E> EventQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::Rng;
 
     #[test]
     fn pops_in_time_then_fifo_order() {
@@ -108,5 +109,53 @@ mod tests {
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['b', 'd', 'a', 'c']);
         assert_eq!(q.now(), 10);
+    }
+
+    #[test]
+    fn interleaved_schedules_and_pops_match_a_sorted_reference() {
+        // Random times (many ties) scheduled while popping, as the engine
+        // does: the pops must come out sorted by (time, schedule order).
+        let mut rng = Rng::new(7, "queue-test", 0);
+        let mut q = EventQueue::new();
+        let mut reference: Vec<(Ns, u32)> = Vec::new();
+        let mut popped = Vec::new();
+        let mut id = 0u32;
+        for step in 0..20_000 {
+            let burst = 1 + (rng.next_u64() % 4) as usize;
+            for _ in 0..burst {
+                let at = q.now() + rng.next_u64() % 50;
+                q.schedule(at, id);
+                reference.push((at, id));
+                id += 1;
+            }
+            if step % 3 != 0 {
+                if let Some((t, e)) = q.pop() {
+                    popped.push((t, e));
+                }
+            }
+        }
+        while let Some(p) = q.pop() {
+            popped.push(p);
+        }
+        // Time never goes back, same-time events come out in schedule
+        // order, and every event comes out once.
+        assert_eq!(popped.len(), reference.len());
+        for w in popped.windows(2) {
+            assert!(w[0].0 <= w[1].0, "time went back: {:?} then {:?}", w[0], w[1]);
+            if w[0].0 == w[1].0 {
+                assert!(
+                    w[0].1 < w[1].1,
+                    "ties out of schedule order: {:?} then {:?}",
+                    w[0],
+                    w[1]
+                );
+            }
+        }
+        let mut ids: Vec<u32> = popped.iter().map(|p| p.1).collect();
+        ids.sort_unstable();
+        assert!(
+            ids.iter().enumerate().all(|(i, &x)| i as u32 == x),
+            "every event exactly once"
+        );
     }
 }
