@@ -147,10 +147,12 @@ struct MachineArgs {
     #[arg(long, default_value = "steady-state", value_name = "STATE")]
     precondition: String,
     /// Queue-map policy: which hardware queue a request goes to (per-core, rw-isolation,
-    /// linux-read-queues, wrr-ioprio, wrr-affinity). Overrides the config's [device.queue_map] policy; default per-core.
+    /// linux-read-queues, wrr-ioprio, wrr-affinity, read-size-split). Overrides the config's
+    /// [device.queue_map] policy; default per-core.
     #[arg(long, value_name = "POLICY")]
     queue_map: Option<String>,
-    /// Controller arbitration: auto (weighted round robin for wrr-* queue maps), round-robin, weighted-round-robin.
+    /// Controller arbitration: auto (weighted round robin for wrr-* queue maps), round-robin, weighted-round-robin,
+    /// strict-priority.
     /// Overrides [device.arbitration] mechanism.
     #[arg(long, value_name = "MECH", value_parser = parse_mechanism)]
     arbitration: Option<String>,

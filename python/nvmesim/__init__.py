@@ -71,8 +71,8 @@ def run(
         seed: seed of every random stream.
         device, host: preset names (see ``nvmesim presets``), overriding the config's.
         precondition: none | sequential | working-set | steady-state (default) | sustained.
-        queue_map: per-core | rw-isolation | linux-read-queues | wrr-ioprio | wrr-affinity.
-        arbitration: auto | round-robin | weighted-round-robin.
+        queue_map: per-core | rw-isolation | linux-read-queues | wrr-ioprio | wrr-affinity | read-size-split.
+        arbitration: auto | round-robin | weighted-round-robin | strict-priority.
         weights: WRR weights "HIGH:MEDIUM:LOW".
         ionice: run as under ``ionice -c CLASS [-n LEVEL]``, e.g. "2:0" or "idle".
         verify: turn on the device's verify mode.

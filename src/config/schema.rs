@@ -275,7 +275,8 @@ pub struct DeviceConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueueMapConfig {
-    /// `per-core` (Linux's stock map), `rw-isolation`, `linux-read-queues`.
+    /// `per-core` (Linux's stock map), `rw-isolation`, `linux-read-queues`,
+    /// `wrr-ioprio`, `wrr-affinity`, `read-size-split`.
     #[serde(default = "per_core")]
     pub policy: String,
     /// rw-isolation: read queues to write queues, "R:W" (default "3:1").
@@ -287,6 +288,11 @@ pub struct QueueMapConfig {
     /// wrr-ioprio: submission queues per core, 1 to 4 (default 4: urgent, high, medium, low).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sq_per_core: Option<u32>,
+    /// read-size-split (required there, no default): reads of at least this
+    /// many bytes go to SQs of their own, one per NUMA node.
+    /// Range: 512 to 4294967295 (a sector to the largest 32-bit request).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub large_read_bytes: Option<u32>,
 }
 
 /// `[device.arbitration]`: how the host sets up the controller's command
@@ -296,7 +302,8 @@ pub struct QueueMapConfig {
 pub struct ArbitrationConfig {
     /// `auto` (weighted round robin when the queue map is a `wrr-*` map,
     /// else round robin, as the drivers that create priority queues enable
-    /// WRR), `round-robin` or `weighted-round-robin` (with urgent class).
+    /// WRR), `round-robin`, `weighted-round-robin` (with urgent class) or
+    /// `strict-priority` (each SQ priority strictly before the next; no weights).
     #[serde(default)]
     pub mechanism: ArbitrationMechanism,
     /// The Set Features (Arbitration) the host issues before the run, in
@@ -341,6 +348,9 @@ pub enum ArbitrationMechanism {
     Auto,
     RoundRobin,
     WeightedRoundRobin,
+    /// Not in the NVMe specification (a vendor-specific CC.AMS, 111b):
+    /// urgent, high, medium, low strictly in that order; docs/extending.md.
+    StrictPriority,
 }
 
 fn default_weights() -> [u32; 3] {
@@ -361,6 +371,7 @@ impl Default for QueueMapConfig {
             read_write_ratio: None,
             write_queues: None,
             sq_per_core: None,
+            large_read_bytes: None,
         }
     }
 }
@@ -697,6 +708,9 @@ pub enum DieSchedulerKind {
     ReadFirst,
     /// One FIFO across all operation types.
     Fifo,
+    /// User programs before reads before GC (GC first when urgent): the
+    /// worked example of docs/extending.md, the mirror of `read-first`.
+    WriteFirst,
 }
 
 /// Datasheet figures (from the vendor's sheet) for the calibration scenario.

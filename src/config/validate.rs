@@ -302,6 +302,16 @@ fn device(c: &Check, d: &DeviceConfig) -> Result<(), String> {
             "urgent, high, medium, low",
         )?;
     }
+    if let Some(b) = q.large_read_bytes {
+        c.int(
+            "device.queue_map",
+            "large_read_bytes",
+            b.into(),
+            512,
+            u32::MAX.into(),
+            "a sector to the largest 32-bit request",
+        )?;
+    }
     let a = &d.arbitration;
     let weight = "commands per round; the Set Features field is 0's based, 8 bits";
     for (t, h, m, l, b) in std::iter::once((

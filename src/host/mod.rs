@@ -307,8 +307,8 @@ impl Host {
     /// An IOThread on `cpu` submits guest request `r` to the host block
     /// layer with its own I/O priority: the queue map picks the hctx.
     pub fn route_request(&mut self, r: u32, cpu: u32, prio: IoPrio) {
-        let ddir = self.reqs.get(r).io.ddir;
-        let hctx = self.map.hw_queue(cpu, ddir, prio);
+        let io = self.reqs.get(r).io;
+        let hctx = self.map.hw_queue(cpu, io.ddir, prio, io.len);
         let req = self.reqs.get_mut(r);
         req.io.prio = prio;
         req.hctx = hctx;

@@ -427,7 +427,7 @@ impl Host {
             cur += sys;
             th.sys_ns += sys;
             th.ios_submitted += 1;
-            let hctx = self.map.hw_queue(cpu, io.ddir, io.prio);
+            let hctx = self.map.hw_queue(cpu, io.ddir, io.prio, io.len);
             let r = self.reqs.insert(Request::new(t, io, issue, hctx));
             let t0 = cur;
             let guest = self.threads[ti].vcpu != NO_VCPU;

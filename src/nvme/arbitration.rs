@@ -19,6 +19,13 @@
 //! low, high, ...), skipping a class that has used its weight or has nothing
 //! to fetch, and a new round begins when no class with work has weight left.
 //! Over many rounds every backlogged class receives its weight's share.
+//!
+//! A third mechanism is not the specification's: **strict priority** (the
+//! kind of method CC.AMS 111b, "vendor specific", leaves room for), the
+//! worked example of docs/extending.md. Admin first, then urgent, high,
+//! medium and low, each class only when every class above it has nothing
+//! to fetch; round robin inside a class, the burst per visit, no weights.
+//! A backlogged high class starves medium and low completely.
 
 use crate::config::{ArbitrationMechanism, MachineConfig};
 
@@ -51,6 +58,8 @@ pub enum Mechanism {
     #[default]
     RoundRobin,
     WeightedUrgent,
+    /// Not in the specification: see the module documentation.
+    StrictPriority,
 }
 
 /// The Arbitration feature (Feature Identifier 01h), in commands: `burst` is
@@ -181,6 +190,7 @@ impl Arbiter {
         let p = match self.mechanism {
             Mechanism::RoundRobin => self.pick_rr(admin, &ready, limit, nonempty),
             Mechanism::WeightedUrgent => self.pick_wrr(admin, &ready, limit),
+            Mechanism::StrictPriority => self.pick_strict(admin, &ready, limit),
         }?;
         match p {
             Pick::Admin(n) => self.launched_admin += n as u64,
@@ -241,6 +251,23 @@ impl Arbiter {
             if avail > 0 {
                 self.next_in_class[class] = (i + 1) % len;
                 return Some((sq, avail));
+            }
+        }
+        None
+    }
+
+    /// Admin, then the first priority class (urgent, high, medium, low)
+    /// with an SQ that has entries; round robin inside the class.
+    fn pick_strict(&mut self, admin: u32, ready: &impl Fn(u32) -> u32, limit: u32) -> Option<Pick> {
+        if admin > 0 {
+            return Some(Pick::Admin(self.take(admin, limit)));
+        }
+        for class in 0..4 {
+            if let Some((sq, avail)) = self.next_member(class, ready) {
+                return Some(Pick::Io {
+                    sq,
+                    n: self.take(avail, limit),
+                });
             }
         }
         None
@@ -356,6 +383,7 @@ pub fn setup(
         ArbitrationMechanism::Auto if map_name.starts_with("wrr-") => Mechanism::WeightedUrgent,
         ArbitrationMechanism::Auto | ArbitrationMechanism::RoundRobin => Mechanism::RoundRobin,
         ArbitrationMechanism::WeightedRoundRobin => Mechanism::WeightedUrgent,
+        ArbitrationMechanism::StrictPriority => Mechanism::StrictPriority,
     };
     if mechanism == Mechanism::WeightedUrgent && !cfg.device.nvme.wrr_supported {
         return Err(format!(
@@ -557,6 +585,41 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![true, false, true, true]
         );
+    }
+
+    #[test]
+    fn strict_priority_serves_a_class_only_when_those_above_are_empty() {
+        // SQ 0 low, SQ 1 high, SQ 2 medium, SQ 3 high; weights are ignored.
+        let mut a = Arbiter::new(
+            Mechanism::StrictPriority,
+            feat(Some(2), 1, 1, 1),
+            vec![QPrio::Low, QPrio::High, QPrio::Medium, QPrio::High],
+        );
+        let q = RefCell::new(vec![2, 3, 2, 1]);
+        let mut admin = 1;
+        let p = run(&mut a, &mut admin, &q, 10, 100);
+        assert_eq!(
+            p,
+            vec![
+                Pick::Admin(1),
+                // High: round robin between SQs 1 and 3, the burst per visit.
+                Pick::Io { sq: 1, n: 2 },
+                Pick::Io { sq: 3, n: 1 },
+                Pick::Io { sq: 1, n: 1 },
+                // Then medium, and low only once medium is empty.
+                Pick::Io { sq: 2, n: 2 },
+                Pick::Io { sq: 0, n: 2 },
+            ]
+        );
+        // Under WRR with the same weights low gets a turn before medium is done.
+        let mut w = Arbiter::new(
+            Mechanism::WeightedUrgent,
+            feat(Some(2), 1, 1, 1),
+            vec![QPrio::Low, QPrio::High, QPrio::Medium, QPrio::High],
+        );
+        let q = RefCell::new(vec![2, 3, 2, 1]);
+        let p = run(&mut w, &mut 0, &q, 3, 100);
+        assert!(p.contains(&Pick::Io { sq: 0, n: 1 }), "{p:?}");
     }
 
     #[test]

@@ -494,6 +494,7 @@ fn arbitration_json(m: &Machine) -> Value {
         "mechanism": match a.mechanism {
             Mechanism::RoundRobin => "round-robin",
             Mechanism::WeightedUrgent => "weighted-round-robin",
+            Mechanism::StrictPriority => "strict-priority",
         },
         "burst": f.burst,
         "high_weight": f.high,

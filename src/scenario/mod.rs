@@ -7,6 +7,7 @@
 
 mod blk_mq;
 mod datasheet;
+mod extending;
 mod hmb;
 mod rw_isolation;
 mod sq_occupancy;
@@ -55,6 +56,10 @@ pub fn list() -> Vec<(&'static str, &'static str)> {
             "wrr",
             "weighted round robin with ionice-class SQs on a PM1725a: three applications, fg/bg bursts, QD1 overhead, per-core priorities",
         ),
+        (
+            "extending",
+            "docs/extending.md's worked examples on a tiny drive: read-size-split vs per-core, strict-priority vs WRR, write-first vs read-first dies",
+        ),
     ]
 }
 
@@ -70,6 +75,7 @@ pub fn run(name: &str, out: &Path, quick: bool) -> Result<(), String> {
         "hmb" => hmb::run(&dir, quick),
         "virtio" => virtio::run(&dir, quick),
         "wrr-vms" => wrr_vms::run(&dir, quick),
+        "extending" => extending::run(&dir, quick),
         _ => {
             let names: Vec<&str> = list().iter().map(|(n, _)| *n).collect();
             Err(format!("unknown scenario '{name}' (available: {})", names.join(", ")))

@@ -130,6 +130,18 @@ impl Die {
                     _ => self.gc.pop_front(),
                 }
             }
+            DieSchedulerKind::WriteFirst => {
+                // Urgent GC still goes first: a program needs the blocks it frees.
+                if gc_urgent {
+                    if let Some(o) = self.gc.pop_front() {
+                        return Some(o);
+                    }
+                }
+                self.writes
+                    .pop_front()
+                    .or_else(|| self.reads.pop_front())
+                    .or_else(|| self.gc.pop_front())
+            }
         }
     }
 
@@ -143,4 +155,32 @@ impl Die {
 pub struct Channel {
     pub bus: FcfsServer,
     pub bytes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn die(reads: &[u32], writes: &[u32], gc: &[u32]) -> Die {
+        Die {
+            reads: reads.iter().copied().collect(),
+            writes: writes.iter().copied().collect(),
+            gc: gc.iter().copied().collect(),
+            ..Die::default()
+        }
+    }
+
+    fn drain(d: &mut Die, policy: DieSchedulerKind, urgent: bool) -> Vec<u32> {
+        std::iter::from_fn(|| d.pick(policy, urgent, &[])).collect()
+    }
+
+    #[test]
+    fn write_first_mirrors_read_first_and_lets_urgent_gc_go_first() {
+        let mut d = die(&[1, 2], &[3], &[4]);
+        assert_eq!(drain(&mut d, DieSchedulerKind::WriteFirst, false), vec![3, 1, 2, 4]);
+        let mut d = die(&[1, 2], &[3], &[4]);
+        assert_eq!(drain(&mut d, DieSchedulerKind::ReadFirst, false), vec![1, 2, 3, 4]);
+        let mut d = die(&[1], &[3], &[4]);
+        assert_eq!(drain(&mut d, DieSchedulerKind::WriteFirst, true), vec![4, 3, 1]);
+    }
 }

@@ -86,14 +86,15 @@ pub struct RunSpec {
     pub sections: Vec<String>,
 }
 
-/// `--arbitration`: auto, round-robin (rr), weighted-round-robin (wrr).
+/// `--arbitration`: auto, round-robin (rr), weighted-round-robin (wrr), strict-priority.
 pub fn parse_mechanism(s: &str) -> Result<ArbitrationMechanism, String> {
     match s {
         "auto" => Ok(ArbitrationMechanism::Auto),
         "round-robin" | "rr" => Ok(ArbitrationMechanism::RoundRobin),
         "weighted-round-robin" | "wrr" => Ok(ArbitrationMechanism::WeightedRoundRobin),
+        "strict-priority" => Ok(ArbitrationMechanism::StrictPriority),
         _ => Err(format!(
-            "'{s}': expected auto, round-robin (rr) or weighted-round-robin (wrr)"
+            "'{s}': expected auto, round-robin (rr), weighted-round-robin (wrr) or strict-priority"
         )),
     }
 }

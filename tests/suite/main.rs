@@ -5,6 +5,7 @@
 
 mod cli;
 mod cli_fio;
+mod extending;
 mod fio_compat;
 mod fio_parse;
 mod fio_text;

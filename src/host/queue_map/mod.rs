@@ -3,13 +3,16 @@
 //! schemes under study differ; `per-core` is Linux's stock mapping.
 //!
 //! A policy is a trait so new ones drop in; the hot path never calls it: the
-//! machine asks the policy once per (cpu, direction, priority class) at setup
-//! and keeps the answers in a flat table ([`QueueMapTable`]).
+//! machine asks the policy once per (cpu, direction, priority class, size
+//! class) at setup and keeps the answers in a flat table ([`QueueMapTable`]).
+//! docs/extending.md walks through adding one (`read-size-split`).
 
 mod per_core;
+mod size_split;
 mod split;
 mod wrr;
 pub use per_core::{spread_cpus, PerCore};
+pub use size_split::ReadSizeSplit;
 pub use split::{parse_ratio, DirectionSplit};
 pub use wrr::{qprio_of_class, WrrAffinity, WrrIoprio};
 
@@ -24,6 +27,16 @@ pub trait QueueMap {
     fn nr_hw_queues(&self) -> u32;
     /// The hardware queue for a request issued on `cpu`.
     fn hw_queue(&self, cpu: u32, ddir: Ddir, prio: IoPrio) -> u32;
+    /// Requests (bios, before any split) of at least this many bytes are
+    /// *large*: [`Self::hw_queue_large`] picks their queue. `None` (the
+    /// stock case): the size does not matter.
+    fn large_bytes(&self) -> Option<u32> {
+        None
+    }
+    /// The hardware queue for a large request issued on `cpu`.
+    fn hw_queue_large(&self, cpu: u32, ddir: Ddir, prio: IoPrio) -> u32 {
+        self.hw_queue(cpu, ddir, prio)
+    }
     /// CPUs whose software queues feed hardware queue `q` (its interrupt goes to the first).
     fn cpus_of(&self, q: u32) -> &[u32];
     /// The software queue (blk-mq ctx, with its lock) a request from `cpu`
@@ -56,10 +69,12 @@ pub struct MapParams {
     pub write_queues: Option<u32>,
     /// wrr-ioprio: submission queues per core (default 4: urgent, high, medium, low).
     pub sq_per_core: Option<u32>,
+    /// read-size-split: reads of at least this many bytes go to their own queues.
+    pub large_read_bytes: Option<u32>,
 }
 
 /// The policies `build` knows, for messages and `--help`.
-pub const POLICIES: &str = "per-core, rw-isolation, linux-read-queues, wrr-ioprio, wrr-affinity";
+pub const POLICIES: &str = "per-core, rw-isolation, linux-read-queues, wrr-ioprio, wrr-affinity, read-size-split";
 
 /// Build the policy named `name` for a host and a device queue limit.
 pub fn build(
@@ -84,6 +99,19 @@ pub fn build(
             });
         }
         "wrr-affinity" => return Ok(Box::new(WrrAffinity::new(topo, device_max_queues))),
+        // No default size: the split is only meaningful at a size the user chose.
+        "read-size-split" => {
+            let Some(bytes) = params.large_read_bytes else {
+                return Err(
+                    "queue map 'read-size-split' needs [device.queue_map] large_read_bytes = N (reads of at least N bytes get their own SQs)"
+                        .into(),
+                );
+            };
+            return Ok(match ReadSizeSplit::new(topo, device_max_queues, bytes) {
+                Some(m) => Box::new(m),
+                None => Box::new(PerCore::new(topo, device_max_queues)),
+            });
+        }
         // The isolation study's default split: three read queues per write queue.
         "rw-isolation" => {
             DirectionSplit::rw_isolation(topo, device_max_queues, params.read_write_ratio.unwrap_or((3, 1)))
@@ -115,6 +143,10 @@ pub struct QueueMapTable {
     pub nr_hw_queues: u32,
     /// Index: (cpu * 3 + ddir) * 4 + prio class.
     table: Vec<u32>,
+    /// Requests of at least this many bytes look up `large_table` (same
+    /// indexing); `u64::MAX` (no policy asks for sizes): never.
+    large_from: u64,
+    large_table: Vec<u32>,
     /// Software queue per (cpu, ddir, class), same indexing as `table`.
     sw_table: Vec<u32>,
     pub nr_sw_queues: u32,
@@ -132,11 +164,16 @@ impl QueueMapTable {
         let nr = topo.nr_cpus();
         let mut table = Vec::with_capacity((nr * 12) as usize);
         let mut sw_table = Vec::with_capacity((nr * 12) as usize);
+        let mut large_table = Vec::new();
         for cpu in 0..nr {
             for ddir in [Ddir::Read, Ddir::Write, Ddir::Trim] {
                 for class in 0..4u8 {
-                    table.push(p.hw_queue(cpu, ddir, IoPrio { class, level: 0 }));
-                    sw_table.push(p.sw_queue(cpu, ddir, IoPrio { class, level: 0 }));
+                    let prio = IoPrio { class, level: 0 };
+                    table.push(p.hw_queue(cpu, ddir, prio));
+                    sw_table.push(p.sw_queue(cpu, ddir, prio));
+                    if p.large_bytes().is_some() {
+                        large_table.push(p.hw_queue_large(cpu, ddir, prio));
+                    }
                 }
             }
         }
@@ -145,6 +182,8 @@ impl QueueMapTable {
             name: p.name(),
             nr_hw_queues: p.nr_hw_queues(),
             table,
+            large_from: p.large_bytes().map_or(u64::MAX, u64::from),
+            large_table,
             sw_table,
             nr_sw_queues: p.nr_sw_queues(nr),
             irq_cpu: cpus.iter().map(|c| c.first().copied().unwrap_or(0)).collect(),
@@ -161,7 +200,11 @@ impl QueueMapTable {
         let q = self.nr_hw_queues;
         for cpu in 0..nr_cpus as usize {
             for ddir in 0..3 {
-                self.table[((cpu * 3 + ddir) << 2) + (class as usize & 3)] = q;
+                let i = ((cpu * 3 + ddir) << 2) + (class as usize & 3);
+                self.table[i] = q;
+                if let Some(l) = self.large_table.get_mut(i) {
+                    *l = q;
+                }
             }
         }
         self.nr_hw_queues += 1;
@@ -172,9 +215,16 @@ impl QueueMapTable {
         q
     }
 
+    /// The hardware queue of a request of `len` bytes (the bio's, before
+    /// any split: a split bio's parts follow it).
     #[inline]
-    pub fn hw_queue(&self, cpu: u32, ddir: Ddir, prio: IoPrio) -> u32 {
-        self.table[((cpu as usize * 3 + ddir as usize) << 2) + (prio.class as usize & 3)]
+    pub fn hw_queue(&self, cpu: u32, ddir: Ddir, prio: IoPrio, len: u32) -> u32 {
+        let i = ((cpu as usize * 3 + ddir as usize) << 2) + (prio.class as usize & 3);
+        if u64::from(len) >= self.large_from {
+            self.large_table[i]
+        } else {
+            self.table[i]
+        }
     }
 
     #[inline]
@@ -210,6 +260,7 @@ pub fn for_device(
         },
         write_queues: qm.write_queues,
         sq_per_core: qm.sq_per_core,
+        large_read_bytes: qm.large_read_bytes,
     };
     // The dedicated-SQ urgent path keeps one of the device's queues for itself.
     let dedicated = cfg.device.hmb.size_bytes > 0 && cfg.device.hmb.path == UrgentPath::DedicatedSq;
