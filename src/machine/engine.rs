@@ -236,7 +236,7 @@ impl Machine {
     /// Record every SQ the host has written to: its true occupancy and the
     /// driver's estimate at `now`.
     fn sample_occupancy(&mut self, now: Ns) {
-        for (i, (sq, qp)) in self.ctrl.sqs.iter().zip(self.host.queue_pairs()).enumerate() {
+        for (i, (sq, qp)) in self.ctrl.sqs().iter().zip(self.host.queue_pairs()).enumerate() {
             if qp.sq_tail == 0 {
                 continue;
             }
@@ -262,7 +262,7 @@ impl Machine {
         }
         let mut why = Vec::new();
         if let Some(need) = self.ctrl.oldest_waiting_bytes() {
-            let waiting: usize = self.ctrl.sqs.iter().map(|s| s.waiting.len()).sum();
+            let waiting: usize = self.ctrl.sqs().iter().map(|s| s.waiting.len()).sum();
             let cap = self.ssd.as_ref().map_or(0, |s| s.cache.capacity);
             why.push(format!(
                 "{waiting} commands wait in the controller for write-buffer space (the oldest needs {need} bytes, the buffer holds {cap})"
@@ -321,7 +321,7 @@ impl Machine {
                 t.ios_completed
             );
         }
-        for (i, sq) in self.ctrl.sqs.iter().enumerate() {
+        for (i, sq) in self.ctrl.sqs().iter().enumerate() {
             let entries = self.host.sq_entries(i);
             if entries > 0 || sq.blocked || !sq.waiting.is_empty() || sq.doorbelled > 0 {
                 let _ = writeln!(
@@ -336,7 +336,8 @@ impl Machine {
         let _ = writeln!(
             s,
             "slots free {} fetch_scheduled {}",
-            self.ctrl.slots_free, self.ctrl.fetch_scheduled
+            self.ctrl.slots_free(),
+            self.ctrl.fetch_scheduled()
         );
         if let Some(ssd) = &self.ssd {
             let _ = writeln!(

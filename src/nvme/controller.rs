@@ -81,24 +81,24 @@ impl UrgentPolicy {
 }
 
 pub struct Controller {
-    pub sqs: Vec<DeviceSq>,
-    pub admin: AdminSq,
-    pub slots_total: u32,
-    pub slots_free: u32,
-    pub arb: Arbiter,
+    pub(super) sqs: Vec<DeviceSq>,
+    pub(super) admin: AdminSq,
+    pub(super) slots_total: u32,
+    pub(super) slots_free: u32,
+    pub(super) arb: Arbiter,
     /// The fetch engine is issuing a fetch until this time.
-    pub fetch_engine: FcfsServer,
-    pub fetch_scheduled: bool,
-    pub firmware: Vec<FcfsServer>,
-    pub fw_cmd_ns: Ns,
-    pub fw_cpl_ns: Ns,
-    pub link: PcieLink,
-    pub commands: u64,
-    pub slot_stalls: u64,
+    pub(super) fetch_engine: FcfsServer,
+    pub(super) fetch_scheduled: bool,
+    pub(super) firmware: Vec<FcfsServer>,
+    pub(super) fw_cmd_ns: Ns,
+    pub(super) fw_cpl_ns: Ns,
+    pub(super) link: PcieLink,
+    pub(super) commands: u64,
+    pub(super) slot_stalls: u64,
     /// Commands of an SQ that may start past one that cannot (0 = in order).
-    pub acceptance_window: u32,
+    pub(super) acceptance_window: u32,
     /// Doorbelled, unfetched entries over all SQs (lets arbitration return at once when there are none).
-    pub doorbelled_total: u64,
+    pub(super) doorbelled_total: u64,
     /// SQs with doorbelled, unfetched entries, as a bit set (the arbiter
     /// visits only these).
     pub(super) doorbelled_mask: Vec<u64>,
@@ -115,8 +115,8 @@ pub struct Controller {
     pub(super) wait_seq: u64,
     pub(super) fetched: Vec<super::Sqe>,
     /// Commands completed, by direction (reads; writes and trims).
-    pub reads: u64,
-    pub writes: u64,
+    pub(super) reads: u64,
+    pub(super) writes: u64,
     /// Commands fetched and not yet completed, and the busy time they make.
     pub(super) outstanding: u32,
     pub(super) busy_since: Ns,
@@ -124,6 +124,43 @@ pub struct Controller {
 }
 
 impl Controller {
+    // ------------------------------------------------------ named readings
+
+    /// The I/O SQs as the device sees them.
+    pub fn sqs(&self) -> &[DeviceSq] {
+        &self.sqs
+    }
+    pub fn slots_total(&self) -> u32 {
+        self.slots_total
+    }
+    pub fn slots_free(&self) -> u32 {
+        self.slots_free
+    }
+    pub fn arbiter(&self) -> &Arbiter {
+        &self.arb
+    }
+    pub fn link(&self) -> &PcieLink {
+        &self.link
+    }
+    /// I/O commands fetched so far.
+    pub fn commands(&self) -> u64 {
+        self.commands
+    }
+    /// Arbitration attempts that found every command slot taken.
+    pub fn slot_stalls(&self) -> u64 {
+        self.slot_stalls
+    }
+    /// Commands completed: reads, and writes with trims.
+    pub fn reads(&self) -> u64 {
+        self.reads
+    }
+    pub fn writes(&self) -> u64 {
+        self.writes
+    }
+    pub fn fetch_scheduled(&self) -> bool {
+        self.fetch_scheduled
+    }
+
     /// A controller whose I/O SQs were created with priorities `prios`,
     /// enabled with `mechanism`, its Arbitration feature at `feature`.
     /// `cq_of` names each I/O SQ's CQ; the back end takes `unit_bytes` units.

@@ -211,7 +211,7 @@ fn job_result(
 }
 
 fn report(m: &Machine, jobs: &FioJobFile, results: Vec<JobResult>, end: Ns) -> RunReport {
-    let (r_ios, w_ios) = (m.ctrl().reads, m.ctrl().writes);
+    let (r_ios, w_ios) = (m.ctrl().reads(), m.ctrl().writes());
     // fio tracks no disk for the null engine (it has no file I/O).
     let any_disk_util = jobs
         .jobs
@@ -257,13 +257,13 @@ fn extras(m: &Machine, end: Ns) -> Value {
     let mut device = json!({
         "name": m.cfg.device.name,
         "simulated_ms": end as f64 / NS_PER_MS as f64,
-        "commands": m.ctrl().commands,
-        "command_slots": m.ctrl().slots_total,
-        "slot_stalls": m.ctrl().slot_stalls,
-        "pcie_to_device_bytes": m.ctrl().link.bytes_to_device,
-        "pcie_to_host_bytes": m.ctrl().link.bytes_to_host,
-        "pcie_to_device_util_pct": pct(m.ctrl().link.to_device.busy_ns, end),
-        "pcie_to_host_util_pct": pct(m.ctrl().link.to_host.busy_ns, end),
+        "commands": m.ctrl().commands(),
+        "command_slots": m.ctrl().slots_total(),
+        "slot_stalls": m.ctrl().slot_stalls(),
+        "pcie_to_device_bytes": m.ctrl().link().bytes_to_device,
+        "pcie_to_host_bytes": m.ctrl().link().bytes_to_host,
+        "pcie_to_device_util_pct": pct(m.ctrl().link().to_device.busy_ns, end),
+        "pcie_to_host_util_pct": pct(m.ctrl().link().to_host.busy_ns, end),
     });
     if let Some(ssd) = &m.ssd() {
         let dies: Vec<f64> = ssd.dies.iter().map(|d| pct(d.busy_ns, end)).collect();
@@ -310,7 +310,7 @@ fn extras(m: &Machine, end: Ns) -> Value {
     }
     let sqs: Vec<Value> = m
         .ctrl()
-        .sqs
+        .sqs()
         .iter()
         .zip(m.host().queue_pairs())
         .enumerate()
@@ -468,7 +468,7 @@ fn vms_json(m: &Machine, end: Ns) -> Value {
 
 fn arbitration_json(m: &Machine) -> Value {
     use crate::nvme::arbitration::{Mechanism, QPrio};
-    let a = &m.ctrl().arb;
+    let a = &m.ctrl().arbiter();
     let f = a.feature;
     let launched: serde_json::Map<String, Value> = QPrio::ALL
         .iter()

@@ -55,7 +55,7 @@ fn read_size_split_gives_large_reads_their_own_sq_and_small_reads_wait_less() {
         |t| t + slots + "[device.queue_map]\npolicy = \"read-size-split\"\nlarge_read_bytes = 131072\n",
         LARGE_AND_SMALL,
     );
-    let fetched = |m: &Machine| m.ctrl().sqs.iter().map(|s| s.fetched).collect::<Vec<u64>>();
+    let fetched = |m: &Machine| m.ctrl().sqs().iter().map(|s| s.fetched).collect::<Vec<u64>>();
     let (large, small) = (ios(&split, 0, 0), ios(&split, 1, 0));
     assert!(large > 100 && small > 10, "{large} large, {small} small reads");
     // 8 per-core SQs, then one large-read SQ per socket: CPU 0's is SQ 8.
@@ -126,7 +126,7 @@ fn window(m: &Machine) -> [u64; 4] {
 fn strict_priority_starves_lower_classes_while_a_higher_one_is_backlogged() {
     let strict = three_classes("strict-priority");
     assert_eq!(
-        strict.ctrl().arb.mechanism,
+        strict.ctrl().arbiter().mechanism,
         nvmesim::nvme::arbitration::Mechanism::StrictPriority
     );
     let w = window(&strict);

@@ -169,6 +169,6 @@ fn freed_write_buffer_goes_to_waiting_commands_fairly_not_by_sq_number() {
         );
     }
     // The buffer was the bottleneck (otherwise the test shows nothing).
-    let blocked: u64 = first.ctrl().sqs.iter().map(|s| s.blocked_ns).sum();
+    let blocked: u64 = first.ctrl().sqs().iter().map(|s| s.blocked_ns).sum();
     assert!(blocked > 100_000_000, "SQs blocked for only {blocked} ns");
 }

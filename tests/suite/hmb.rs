@@ -24,8 +24,8 @@ fn run(hmb: &str, job: &str) -> Machine {
     assert_eq!(m.outstanding_requests(), 0);
     // HMB I/O commands hold a command slot until their completion, like any I/O.
     assert_eq!(
-        m.ctrl().slots_free,
-        m.ctrl().slots_total,
+        m.ctrl().slots_free(),
+        m.ctrl().slots_total(),
         "command slots leaked or freed twice"
     );
     m
@@ -55,9 +55,9 @@ fn urgent_requests_through_the_hmb_move_exactly_their_bytes() {
         m.host().hmb().commands
     );
     assert!(m.host().hmb().bytes >= 3000 * 4096, "{}", m.host().hmb().bytes);
-    assert_eq!(m.ctrl().arb.launched_admin, m.host().hmb().commands);
+    assert_eq!(m.ctrl().arbiter().launched_admin, m.host().hmb().commands);
     // Their data never entered an I/O SQ.
-    let io_sq_cmds: u64 = m.ctrl().sqs.iter().map(|s| s.fetched).sum();
+    let io_sq_cmds: u64 = m.ctrl().sqs().iter().map(|s| s.fetched).sum();
     assert_eq!(io_sq_cmds, 6000 + 3000 + 3000 + 3000 - m.host().hmb().commands);
 }
 
@@ -65,9 +65,9 @@ fn urgent_requests_through_the_hmb_move_exactly_their_bytes() {
 fn without_an_hmb_urgent_requests_take_the_io_queues() {
     let m = run("", JOB);
     assert_eq!(m.host().hmb().commands, 0);
-    assert_eq!(m.ctrl().arb.launched_admin, 0);
+    assert_eq!(m.ctrl().arbiter().launched_admin, 0);
     assert_eq!(m.ssd().unwrap().verify_failures, 0);
-    assert_eq!(m.ctrl().sqs.iter().map(|s| s.fetched).sum::<u64>(), 15000);
+    assert_eq!(m.ctrl().sqs().iter().map(|s| s.fetched).sum::<u64>(), 15000);
 }
 
 #[test]
@@ -77,11 +77,15 @@ fn the_dedicated_sq_alternative_puts_every_urgent_request_in_one_extra_sq() {
         JOB,
     );
     assert_eq!(m.host().hmb().commands, 0, "no HMB traffic on this path");
-    assert_eq!(m.ctrl().arb.launched_admin, 0);
-    let n = m.ctrl().sqs.len();
+    assert_eq!(m.ctrl().arbiter().launched_admin, 0);
+    let n = m.ctrl().sqs().len();
     assert_eq!(n as u32, m.host().map().nr_hw_queues);
-    assert_eq!(m.ctrl().sqs[n - 1].fetched, 6000, "urgent-w + urgent-r, from every CPU");
-    assert_eq!(m.ctrl().sqs[..n - 1].iter().map(|s| s.fetched).sum::<u64>(), 9000);
+    assert_eq!(
+        m.ctrl().sqs()[n - 1].fetched,
+        6000,
+        "urgent-w + urgent-r, from every CPU"
+    );
+    assert_eq!(m.ctrl().sqs()[..n - 1].iter().map(|s| s.fetched).sum::<u64>(), 9000);
     assert_eq!(m.ssd().unwrap().verify_failures, 0);
 }
 
@@ -95,5 +99,5 @@ fn urgent_max_level_picks_urgent_requests_by_level_within_the_class() {
         500,
         "only the level-0 job goes through the HMB"
     );
-    assert_eq!(m.ctrl().sqs.iter().map(|s| s.fetched).sum::<u64>(), 500);
+    assert_eq!(m.ctrl().sqs().iter().map(|s| s.fetched).sum::<u64>(), 500);
 }

@@ -205,7 +205,7 @@ fn legacy_elevators_merge_adjacent_sequential_bios() {
         );
         // Every merged bio saved a request: the device saw fewer commands.
         assert!(
-            m.ctrl().commands + m.host().request_queue().merges == total,
+            m.ctrl().commands() + m.host().request_queue().merges == total,
             "{elevator}"
         );
     }
@@ -236,7 +236,7 @@ fn rw_isolation_sends_reads_and_writes_to_their_queue_groups() {
     );
     assert_eq!(m.host().map().name, "rw-isolation");
     assert_eq!(m.host().map().nr_hw_queues, 8);
-    let fetched: Vec<u64> = m.ctrl().sqs.iter().map(|s| s.fetched).collect();
+    let fetched: Vec<u64> = m.ctrl().sqs().iter().map(|s| s.fetched).collect();
     assert_eq!(fetched[..6].iter().sum::<u64>(), 5 * 2000, "{fetched:?}");
     assert_eq!(fetched[6..].iter().sum::<u64>(), 3 * 1000, "{fetched:?}");
     // One software queue per hardware queue: the write group's two queues
@@ -250,7 +250,7 @@ fn rw_isolation_sends_reads_and_writes_to_their_queue_groups() {
         "policy = \"rw-isolation\"\nread_write_ratio = \"1:3\"",
         READERS_AND_WRITERS,
     );
-    let fetched: Vec<u64> = m.ctrl().sqs.iter().map(|s| s.fetched).collect();
+    let fetched: Vec<u64> = m.ctrl().sqs().iter().map(|s| s.fetched).collect();
     assert_eq!(fetched[..2].iter().sum::<u64>(), 5 * 2000, "{fetched:?}");
     assert_eq!(fetched[2..].iter().sum::<u64>(), 3 * 1000, "{fetched:?}");
 }
@@ -269,7 +269,7 @@ fn rw_isolation_shares_groups_when_queues_are_fewer_than_cores() {
     let jobs = fio::parse_str(job, "test.fio").unwrap();
     let mut m = Machine::new(cfg, &jobs, &RunOptions::default()).unwrap();
     m.run(&jobs, &mut |_, _| {});
-    let fetched: Vec<u64> = m.ctrl().sqs.iter().map(|s| s.fetched).collect();
+    let fetched: Vec<u64> = m.ctrl().sqs().iter().map(|s| s.fetched).collect();
     // Readers on socket 0 use read queue 0 only; writers on socket 1 write queue 3 only.
     assert_eq!(fetched, vec![8000, 0, 0, 4000]);
     assert_eq!(m.host().sw_queue_locks()[0].sharers(), 4);
@@ -285,7 +285,7 @@ fn linux_read_queues_split_reads_from_the_default_map() {
     let m = ssd_with_map("policy = \"linux-read-queues\"\nwrite_queues = 2", READERS_AND_WRITERS);
     assert_eq!(m.host().map().name, "linux-read-queues");
     let n = m.host().map().nr_hw_queues as usize;
-    let fetched: Vec<u64> = m.ctrl().sqs.iter().map(|s| s.fetched).collect();
+    let fetched: Vec<u64> = m.ctrl().sqs().iter().map(|s| s.fetched).collect();
     assert_eq!(fetched[..2].iter().sum::<u64>(), 3 * 1000, "{fetched:?}");
     assert_eq!(fetched[2..n].iter().sum::<u64>(), 5 * 2000, "{fetched:?}");
     // Software queues stay per CPU.

@@ -37,7 +37,7 @@ fn class_jobs(n: u32, extra: &str) -> String {
 
 fn fetched_by_prio(m: &Machine) -> [u64; 4] {
     let mut f = [0u64; 4];
-    for (i, sq) in m.ctrl().sqs.iter().enumerate() {
+    for (i, sq) in m.ctrl().sqs().iter().enumerate() {
         f[m.host().map().sq_prio[i] as usize] += sq.fetched;
     }
     f
@@ -68,10 +68,10 @@ fn wrr_ioprio_sends_each_class_to_its_priority_queue_and_shares_one_cq_per_set()
     assert_eq!(completions, 12_000);
     // Every SQ's head still advanced through the CQEs that named it.
     for (i, qp) in m.host().queue_pairs().iter().enumerate() {
-        assert_eq!(qp.sq_head_seen, m.ctrl().sqs[i].head, "SQ {i}");
+        assert_eq!(qp.sq_head_seen, m.ctrl().sqs()[i].head, "SQ {i}");
     }
     assert_eq!(
-        m.ctrl().arb.mechanism,
+        m.ctrl().arbiter().mechanism,
         nvmesim::nvme::arbitration::Mechanism::WeightedUrgent
     );
 }
@@ -86,7 +86,7 @@ fn wrr_ioprio_shares_queue_sets_when_the_device_has_too_few_queues() {
         [b]\nprioclass=3\ncpus_allowed=4-7\ncpus_allowed_policy=split\nnumjobs=4\n";
     let m = wrr_machine(&extra, job, &RunOptions::default()).unwrap();
     assert_eq!(m.host().map().nr_hw_queues, 8);
-    let fetched: Vec<u64> = m.ctrl().sqs.iter().map(|s| s.fetched).collect();
+    let fetched: Vec<u64> = m.ctrl().sqs().iter().map(|s| s.fetched).collect();
     // Set 0 = SQs 0-3 (urgent, high, medium, low): socket 0's best-effort
     // jobs use its high SQ; set 1's low SQ takes socket 1's idle jobs.
     assert_eq!(fetched, vec![0, 2000, 0, 0, 0, 0, 0, 2000]);
@@ -135,7 +135,7 @@ fn weights_give_backlogged_classes_their_share_of_fetches() {
         &format!("[device.arbitration]\nhigh_weight = 4\nmedium_weight = 2\nlow_weight = 1\n{MARKS}"),
         20,
     );
-    assert_eq!(m.ctrl().sqs.iter().filter(|s| s.fetched > 0).count(), 3);
+    assert_eq!(m.ctrl().sqs().iter().filter(|s| s.fetched > 0).count(), 3);
     let s = share(window(&m, 0, 1));
     for (got, want) in s.iter().zip([4.0 / 7.0, 2.0 / 7.0, 1.0 / 7.0]) {
         assert!((got - want).abs() < 0.02, "shares {s:?}, want 4:2:1");
@@ -170,10 +170,10 @@ fn set_features_mid_run_changes_the_shares_from_then_on() {
         "{a:?}"
     );
     assert!(a.completed_ns > a.executed_ns);
-    assert_eq!(m.ctrl().arb.launched_admin, 3);
+    assert_eq!(m.ctrl().arbiter().launched_admin, 3);
     assert_eq!(
-        m.ctrl().slots_free,
-        m.ctrl().slots_total,
+        m.ctrl().slots_free(),
+        m.ctrl().slots_total(),
         "Set Features must not take or free a slot"
     );
     let before = share(window(&m, 0, 1));
@@ -236,7 +236,7 @@ fn an_acceptance_window_lets_reads_pass_a_write_stalled_on_the_write_buffer() {
         wrr_machine(&extra, job, &RunOptions::default()).unwrap()
     };
     let (strict, open) = (run(0), run(64));
-    let held = |m: &Machine| m.ctrl().sqs.iter().map(|s| s.held[0]).sum::<u64>();
+    let held = |m: &Machine| m.ctrl().sqs().iter().map(|s| s.held[0]).sum::<u64>();
     let read_lat = |m: &Machine| m.host().threads()[1].stats.dirs[0].clat.mean;
     let read_ios = |m: &Machine| m.host().threads()[1].stats.dirs[0].total_ios;
     assert!(held(&strict) > 50, "in order: {} reads held", held(&strict));

@@ -38,8 +38,8 @@ fn a_bio_above_max_sectors_goes_down_as_parts_that_complete_together() {
     let m = run(tiny(16 << 20), JOB, true);
     let fio_ios: u64 = m.host().threads().iter().map(|t| t.ios_completed).sum();
     assert_eq!(fio_ios, 120);
-    assert_eq!(m.ctrl().writes, 60 * 4);
-    assert_eq!(m.ctrl().reads, 60 * 4);
+    assert_eq!(m.ctrl().writes(), 60 * 4);
+    assert_eq!(m.ctrl().reads(), 60 * 4);
     let ssd = m.ssd().unwrap();
     assert!(ssd.verify_checks > 0);
     assert_eq!(ssd.verify_failures, 0);
@@ -53,11 +53,11 @@ fn a_bio_above_max_sectors_goes_down_as_parts_that_complete_together() {
     let mut cfg = tiny(16 << 20);
     cfg.device.max_sectors_kb = Some(512);
     let m = run(cfg, JOB, false);
-    assert_eq!(m.ctrl().writes, 60 * 8);
+    assert_eq!(m.ctrl().writes(), 60 * 8);
     let mut cfg = tiny(16 << 20);
     cfg.device.nvme.mdts_bytes = 128 * 1024;
     let m = run(cfg, JOB, false);
-    assert_eq!((m.ctrl().writes, m.ctrl().reads), (60 * 32, 60 * 32));
+    assert_eq!((m.ctrl().writes(), m.ctrl().reads()), (60 * 32, 60 * 32));
 
     // Parts queue for tags like any request: a queue depth smaller than the
     // parts of one bio still completes every I/O.

@@ -89,7 +89,7 @@ fn every_guest_io_completes_once_through_virtqueues_and_iothreads() {
             assert!(q.avail.is_empty() && q.used.is_empty() && q.tags.in_use == 0);
         }
         if dev != "null" {
-            assert_eq!(m.ctrl().reads, 15000, "every guest read reached the drive once");
+            assert_eq!(m.ctrl().reads(), 15000, "every guest read reached the drive once");
         }
     }
 }
