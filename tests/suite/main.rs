@@ -16,6 +16,7 @@ mod invariants;
 mod occupancy;
 mod queue_policies;
 mod robust;
+mod serve;
 mod split;
 mod suspend;
 mod sweep;
