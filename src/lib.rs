@@ -12,6 +12,7 @@ pub mod nvme;
 mod python;
 pub mod report;
 pub mod scenario;
+pub mod serve;
 pub mod sim;
 pub mod ssd;
 pub mod stdout;

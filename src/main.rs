@@ -5,6 +5,7 @@ mod cli;
 use clap::{Parser, Subcommand};
 use cli::bench::{cmd_bench, BenchArgs};
 use cli::fio_args::{split_fio_args, JobOptions};
+use cli::serve::{cmd_serve, ServeArgs};
 use nvmesim::config;
 use nvmesim::machine::{self, Precondition};
 use nvmesim::outln;
@@ -26,7 +27,7 @@ use std::time::Instant;
 the Linux blk-mq block layer and NVMe driver, the PCIe link, the NVMe controller and an SSD \
 (write cache, FTL, GC, channels, dies). Give it a fio job file; get fio's own output back.\n\n\
 Examples:\n  nvmesim run examples/randread-qd32.fio\n  nvmesim run --name=r --rw=randread --bs=4k --iodepth=32 --ioengine=libaio --runtime=1s --time_based --minimal\n  nvmesim run a.fio - b.fio --section=warm --status-interval=100ms --output-format=terse,json\n  nvmesim run job.fio --device samsung-pm1725a --output-format json --output out.json --seed 7\n  \
-nvmesim run job.fio --config my-machine.toml\n  nvmesim presets\n  nvmesim scenario run datasheet\n  nvmesim scenario run blk-mq --quick\n  nvmesim bench"
+nvmesim run job.fio --config my-machine.toml\n  nvmesim serve --device intel-750-400g --socket /tmp/ssd.sock\n  nvmesim presets\n  nvmesim scenario run datasheet\n  nvmesim scenario run blk-mq --quick\n  nvmesim bench"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -37,6 +38,9 @@ struct Cli {
 enum Cmd {
     /// Simulate fio jobs (job files, `-` for stdin, fio's --name=... command-line jobs) and print fio's output.
     Run(Box<RunArgs>),
+    /// Serve the simulated drive over NBD in real time: real clients (fio's nbd engine, qemu-io, QEMU,
+    /// nbdfuse) are the host; the controller and SSD are modelled. Results on exit (Ctrl-C, SIGTERM, --duration).
+    Serve(Box<ServeArgs>),
     /// List the built-in host and device presets.
     Presets,
     /// Engine benchmark: simulated I/Os per wall-clock second and peak memory.
@@ -282,6 +286,7 @@ fn main() -> ExitCode {
     }
     let r = match cli.cmd {
         Cmd::Run(a) => cmd_run(*a),
+        Cmd::Serve(a) => cmd_serve(*a),
         Cmd::Presets => cmd_presets(),
         Cmd::Bench(a) => cmd_bench(a),
         Cmd::Sweep(a) => cmd_sweep(a),

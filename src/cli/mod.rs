@@ -2,3 +2,4 @@
 
 pub mod bench;
 pub mod fio_args;
+pub mod serve;

@@ -80,6 +80,12 @@ impl<E> EventQueue<E> {
         Some((self.now, e.event))
     }
 
+    /// Time of the next event, without popping it (a real-time loop sleeps until then).
+    #[inline]
+    pub fn peek_time(&self) -> Option<Ns> {
+        self.heap.peek().map(|e| (e.key >> 64) as Ns)
+    }
+
     pub fn len(&self) -> usize {
         self.heap.len()
     }

@@ -17,6 +17,7 @@ mod invariants;
 mod occupancy;
 mod queue_policies;
 mod robust;
+mod serve;
 mod split;
 mod suspend;
 mod sweep;

@@ -1,0 +1,163 @@
+//! `nvmesim serve`: the command line of [`nvmesim::serve`].
+
+use nvmesim::config;
+use nvmesim::serve::{DeviceOptions, ServeOptions, Server};
+use nvmesim::workload::IoPrio;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Listen on this Unix socket (clients: nbd+unix:///?socket=PATH).
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// Listen on this TCP port (NBD's registered port is 10809; clients: nbd://HOST:PORT).
+    #[arg(long, value_name = "PORT")]
+    pub port: Option<u16>,
+    /// Address the TCP port listens on.
+    #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
+    pub bind: String,
+    /// An export NAME[:CLASS] (repeatable): the export's queue pairs get the I/O priority CLASS
+    /// (none, realtime, best-effort, idle, as ionice; with a class, the SQs are the wrr-ioprio map's:
+    /// realtime -> urgent, best-effort -> high, none -> medium, idle -> low). Default: one export "".
+    #[arg(long, value_name = "NAME[:CLASS]")]
+    pub export: Vec<String>,
+    /// Queue pairs (SQ + CQ) per export; connections to an export take them in turn
+    /// (default: up to 4, within the controller's max_io_queues).
+    #[arg(long, value_name = "N")]
+    pub queues: Option<u32>,
+    /// Keep the data in this sparse file (created if missing) instead of in memory.
+    #[arg(long, value_name = "FILE")]
+    pub backing: Option<PathBuf>,
+    /// Wall seconds per simulated second: 1 is real time, 10 runs the model ten times slower than
+    /// real time (for drives this machine cannot simulate live).
+    #[arg(long, default_value_t = 1.0, value_name = "F")]
+    pub time_scale: f64,
+    /// Stop after this many wall seconds (default: at Ctrl-C or SIGTERM).
+    #[arg(long, value_name = "SECONDS")]
+    pub duration: Option<f64>,
+    /// A reply sent more than this many simulated microseconds after the model completed it counts as late.
+    #[arg(long, default_value_t = nvmesim::serve::DEFAULT_LATE_NS as f64 / 1e3, value_name = "US")]
+    pub late_us: f64,
+    /// Results format on exit: normal or json.
+    #[arg(long, default_value = "normal", value_name = "FMT")]
+    pub output_format: String,
+    /// Write the results to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// No status line on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Turn on the device's verify mode (every read checked against the FTL's last write).
+    #[arg(long)]
+    pub verify: bool,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Machine config (TOML; only [device] matters here).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Device preset (see `nvmesim presets`).
+    #[arg(long, value_name = "PRESET")]
+    pub device: Option<String>,
+    /// Device state at start: none, sequential, steady-state, sustained (as `nvmesim run`).
+    #[arg(long, default_value = "steady-state", value_name = "STATE")]
+    pub precondition: String,
+    /// Controller arbitration: auto, round-robin, weighted-round-robin (as `nvmesim run`).
+    #[arg(long, value_name = "MECH")]
+    pub arbitration: Option<String>,
+    /// Weighted round robin weights HIGH:MEDIUM:LOW (as `nvmesim run`).
+    #[arg(long, value_name = "H:M:L")]
+    pub weights: Option<String>,
+}
+
+pub fn cmd_serve(a: ServeArgs) -> Result<(), String> {
+    let text;
+    let cfg_src = match &a.config {
+        Some(p) => {
+            let bytes = nvmesim::input::read_file(p, nvmesim::input::CONFIG)?;
+            text = String::from_utf8(bytes).map_err(|e| format!("{}: {e}", p.display()))?;
+            Some((p.to_str().unwrap_or("config"), text.as_str()))
+        }
+        None => None,
+    };
+    let cfg = config::load_machine(cfg_src, None, a.device.as_deref())?;
+    let fmt = a.output_format.as_str();
+    if fmt != "normal" && fmt != "json" {
+        return Err(format!("--output-format {fmt}: expected normal or json"));
+    }
+    let mut o = ServeOptions::new(cfg);
+    o.socket = a.socket.clone();
+    o.tcp = a.port.map(|p| format!("{}:{p}", a.bind));
+    for e in &a.export {
+        let (name, class) = match e.split_once(':') {
+            Some((n, c)) => (n, IoPrio::parse(c).map_err(|err| format!("--export {e}: {err}"))?),
+            None => (e.as_str(), IoPrio::NONE),
+        };
+        o.exports.push((name.to_string(), class));
+    }
+    o.queues_per_export = a.queues;
+    o.backing = a.backing.clone();
+    o.time_scale = a.time_scale;
+    if let Some(d) = a.duration {
+        if !(d.is_finite() && d > 0.0) {
+            return Err(format!("--duration {d}: must be a number of seconds > 0"));
+        }
+        o.duration = Some(std::time::Duration::from_secs_f64(d));
+    }
+    if !(a.late_us.is_finite() && a.late_us >= 0.0) {
+        return Err(format!("--late-us {}: must be >= 0", a.late_us));
+    }
+    o.late_ns = (a.late_us * 1e3) as u64;
+    o.status = !a.quiet;
+    o.device = DeviceOptions {
+        precondition: a.precondition.parse()?,
+        verify: a.verify,
+        seed: a.seed,
+        arbitration: a
+            .arbitration
+            .as_deref()
+            .map(nvmesim::sweep::run::parse_mechanism)
+            .transpose()?,
+        weights: a
+            .weights
+            .as_deref()
+            .map(nvmesim::sweep::run::parse_weights)
+            .transpose()?,
+    };
+    let server = Server::bind(o)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone()).map_err(|e| format!("cannot handle signal {sig}: {e}"))?;
+    }
+    if !a.quiet {
+        let mut at = Vec::new();
+        if let Some(p) = &a.socket {
+            at.push(format!("nbd+unix:///?socket={}", p.display()));
+        }
+        if let Some(t) = server.tcp_addr() {
+            at.push(format!("nbd://{t}"));
+        }
+        eprintln!(
+            "nvmesim serve: {} bytes on {} (Ctrl-C stops)",
+            server.size(),
+            at.join(" and ")
+        );
+    }
+    let s = server.run(stop)?;
+    let out = if fmt == "json" {
+        let mut t = serde_json::to_string_pretty(&s.json()).map_err(|e| e.to_string())?;
+        t.push('\n');
+        t
+    } else {
+        s.text()
+    };
+    match &a.output {
+        Some(p) => std::fs::write(p, out).map_err(|e| format!("--output {}: {e}", p.display())),
+        None => {
+            use std::io::Write;
+            let mut so = std::io::stdout();
+            so.write_all(out.as_bytes()).map_err(|e| format!("stdout: {e}"))
+        }
+    }
+}

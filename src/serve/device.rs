@@ -1,0 +1,361 @@
+//! The device side of the machine, run without fio threads: the NVMe
+//! controller and the SSD behind it on the same [`Event`]s and [`Queue`] as
+//! `nvmesim run`, and a host port the server feeds with real requests.
+//! Each connection's requests go to one I/O submission queue (its queue
+//! pair): a request becomes SQEs in that SQ's ring and a doorbell, and the
+//! CQE arriving in host memory (at its `cqe.at`) completes it.
+//!
+//! No wall clock here: [`Device::advance`] runs the model up to a simulated
+//! time, so the real-time loop and the tests drive the same code.
+
+use crate::config::{ArbitrationMechanism, DeviceKind, MachineConfig};
+use crate::machine::{Event, Queue};
+use crate::nvme::arbitration::{self, QPrio};
+use crate::nvme::controller::{Controller, UrgentPolicy};
+use crate::nvme::pcie::PcieLink;
+use crate::nvme::{Cqe, HostPort, Sqe};
+use crate::sim::{EventQueue, Ns, Slab};
+use crate::ssd::{Precondition, Ssd, SsdOutput};
+use crate::workload::{Ddir, IoPrio};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Host memory as the server lays it out: one SQ ring per queue pair, and
+/// the completions that have landed (ordered by when they land).
+#[derive(Default)]
+pub struct ServerPort {
+    rings: Vec<VecDeque<Sqe>>,
+    landed: BinaryHeap<Reverse<(Ns, u32)>>,
+}
+
+impl HostPort for ServerPort {
+    fn read_sqes(&mut self, _now: Ns, sq: u32, n: u32, out: &mut Vec<Sqe>) {
+        let ring = &mut self.rings[sq as usize];
+        for _ in 0..n {
+            if let Some(s) = ring.pop_front() {
+                out.push(s);
+            }
+        }
+    }
+    // The server sends no admin commands and sets up no HMB: the controller
+    // never fetches from the admin SQ (nothing is ever doorbelled there).
+    fn admin_sqe(&self, _i: usize) -> u32 {
+        0
+    }
+    fn take_admin_sqe(&mut self) -> u32 {
+        0
+    }
+    fn hmb_command(&self, id: u32) -> Sqe {
+        Sqe {
+            cid: id,
+            op: Ddir::Read,
+            offset: 0,
+            len: 0,
+            prio: IoPrio::NONE,
+        }
+    }
+    fn cqe_arrived(&mut self, _cq: u32, cqe: Cqe, _q: &mut Queue) {
+        self.landed.push(Reverse((cqe.at, cqe.cid)));
+    }
+}
+
+/// The priority class of an export: which SQ priority its queue pairs get
+/// (the `wrr-ioprio` map's: none -> medium, best-effort -> high, idle ->
+/// low, realtime -> urgent) and the I/O priority its commands carry.
+pub fn qprio_of(p: IoPrio) -> QPrio {
+    match p.class {
+        1 => QPrio::Urgent,
+        2 => QPrio::High,
+        3 => QPrio::Low,
+        _ => QPrio::Medium,
+    }
+}
+
+/// How the drive starts and is arbitrated (as `nvmesim run`'s options).
+#[derive(Debug, Clone)]
+pub struct DeviceOptions {
+    pub precondition: Precondition,
+    pub verify: bool,
+    pub seed: u64,
+    pub arbitration: Option<ArbitrationMechanism>,
+    pub weights: Option<(u32, u32, u32)>,
+}
+
+impl Default for DeviceOptions {
+    fn default() -> Self {
+        DeviceOptions {
+            precondition: Precondition::SteadyState,
+            verify: false,
+            seed: 0,
+            arbitration: None,
+            weights: None,
+        }
+    }
+}
+
+/// What the model has on one command in flight.
+#[derive(Debug, Clone, Copy)]
+struct CmdRec {
+    req: u32,
+}
+
+pub struct Device {
+    pub cfg: MachineConfig,
+    pub ctrl: Controller,
+    pub ssd: Option<Ssd>,
+    ssd_out: SsdOutput,
+    pub q: Queue,
+    port: ServerPort,
+    cmds: Slab<CmdRec>,
+    /// Doorbell write's trip over the link (the host's posted write).
+    posted_ns: Ns,
+    /// The largest command the server sends: the block layer's split size,
+    /// within the write buffer.
+    pub max_cmd_bytes: u64,
+    pub namespace_bytes: u64,
+    /// Priority of each SQ's commands (its export's class).
+    sq_ioprio: Vec<IoPrio>,
+}
+
+impl Device {
+    /// The controller and SSD of `cfg`, with one I/O SQ per entry of
+    /// `sqs` (the I/O priority class of the export that SQ serves).
+    pub fn new(cfg: MachineConfig, sqs: &[IoPrio], o: &DeviceOptions) -> Result<Device, String> {
+        let (precondition, verify, seed) = (o.precondition, o.verify, o.seed);
+        let dev = &cfg.device;
+        if sqs.is_empty() || sqs.len() as u32 > dev.nvme.max_io_queues {
+            return Err(format!(
+                "device '{}': {} I/O queues asked, the controller supports 1 to {} (max_io_queues)",
+                dev.name,
+                sqs.len(),
+                dev.nvme.max_io_queues
+            ));
+        }
+        // null_blk's default device is 250 GB (module parameter gb=250), as `nvmesim run`.
+        let (ssd, unit_bytes, namespace_bytes) = match (&dev.kind, &dev.ssd) {
+            (DeviceKind::Ssd, Some(s)) => {
+                let ssd = Ssd::preconditioned(s, verify, precondition, seed, s.user_capacity_bytes)?;
+                (Some(ssd), s.mapping_unit_bytes as u64, s.user_capacity_bytes)
+            }
+            (DeviceKind::Ssd, None) => {
+                return Err(format!(
+                    "device '{}' has kind = \"ssd\" but no [device.ssd] table",
+                    dev.name
+                ))
+            }
+            (DeviceKind::Null, _) => (None, 4096, 250 * 1_000_000_000),
+        };
+        let prios: Vec<QPrio> = sqs.iter().map(|&p| qprio_of(p)).collect();
+        // Exports with a class are the wrr-ioprio map's priority queues (WRR
+        // is enabled by the drivers that create them); without, stock round robin.
+        let map_name = if sqs.iter().any(|p| p.class != 0) {
+            "wrr-ioprio"
+        } else {
+            "per-core"
+        };
+        let (mechanism, feature) = arbitration::setup(&cfg, map_name, o.arbitration, o.weights)?;
+        let h = &dev.hmb;
+        let urgent = UrgentPolicy {
+            die_priority: h.die_priority && h.size_bytes > 0,
+            class: h.urgent_class,
+            max_level: h.urgent_max_level.unwrap_or(7),
+        };
+        let link = PcieLink::new(&dev.pcie);
+        let posted_ns = link.posted_ns;
+        let cq_of = (0..sqs.len() as u32).collect();
+        let ctrl = Controller::new(&dev.nvme, prios, cq_of, mechanism, feature, link, unit_bytes, urgent);
+        let mut q = EventQueue::new();
+        let mut ssd = ssd;
+        if let Some(s) = ssd.as_mut() {
+            s.kick_all(0, &mut q);
+        }
+        // The block layer's split size; and no command larger than the
+        // write buffer, which could never start in the model (`nvmesim run`
+        // refuses such jobs before running; a client cannot be refused).
+        let mut max_cmd_bytes = dev.max_request_bytes();
+        if let Some(s) = ssd.as_ref() {
+            let cap = s.cache.capacity / unit_bytes * unit_bytes;
+            max_cmd_bytes = max_cmd_bytes.min(cap.max(unit_bytes));
+        }
+        Ok(Device {
+            ctrl,
+            ssd,
+            ssd_out: SsdOutput::default(),
+            q,
+            port: ServerPort {
+                rings: vec![VecDeque::new(); sqs.len()],
+                landed: BinaryHeap::new(),
+            },
+            cmds: Slab::new(),
+            posted_ns,
+            max_cmd_bytes,
+            namespace_bytes,
+            sq_ioprio: sqs.to_vec(),
+            cfg,
+        })
+    }
+
+    /// Request `req` enters at `at` on SQ `sq`: its commands (split at
+    /// `max_cmd_bytes`; trims and flushes are one command) go into the
+    /// ring and one doorbell covers them. Returns the number of commands.
+    pub fn submit(&mut self, at: Ns, sq: u32, op: Ddir, offset: u64, len: u32, req: u32) -> u32 {
+        let at = at.max(self.q.now());
+        let prio = self.sq_ioprio[sq as usize];
+        let step = if op == Ddir::Trim {
+            u32::MAX as u64
+        } else {
+            self.max_cmd_bytes.max(512)
+        };
+        let mut n = 0;
+        let mut pos = 0u64;
+        loop {
+            let l = (len as u64 - pos).min(step) as u32;
+            let cid = self.cmds.insert(CmdRec { req });
+            self.port.rings[sq as usize].push_back(Sqe {
+                cid,
+                op,
+                offset: offset + pos,
+                len: l,
+                prio,
+            });
+            n += 1;
+            pos += l as u64;
+            if pos >= len as u64 {
+                break;
+            }
+        }
+        self.q.schedule(at + self.posted_ns, Event::SqDoorbell { sq, n });
+        n
+    }
+
+    /// The earliest time something happens: an event, or a CQE landing.
+    pub fn next_time(&self) -> Option<Ns> {
+        let e = self.q.peek_time();
+        let c = self.port.landed.peek().map(|r| r.0 .0);
+        match (e, c) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Run the model through `until`; completed commands go to `done` as
+    /// (time the CQE landed, request).
+    pub fn advance(&mut self, until: Ns, done: &mut Vec<(Ns, u32)>) {
+        while let Some(t) = self.q.peek_time() {
+            if t > until {
+                break;
+            }
+            let (now, ev) = self.q.pop().unwrap();
+            self.dispatch(now, ev);
+        }
+        while let Some(&Reverse((at, cid))) = self.port.landed.peek() {
+            if at > until {
+                break;
+            }
+            self.port.landed.pop();
+            let rec = self.cmds.remove(cid);
+            done.push((at, rec.req));
+        }
+    }
+
+    /// Hand a device event to its layer (as the machine's dispatch does for
+    /// these; the host's events never occur here).
+    fn dispatch(&mut self, now: Ns, ev: Event) {
+        let (ctrl, q, port) = (&mut self.ctrl, &mut self.q, &mut self.port);
+        match ev {
+            Event::SqDoorbell { sq, n } => ctrl.sq_doorbell(now, sq, n, port, q),
+            Event::FetchEngine => ctrl.fetch_engine_free(now, port, q),
+            Event::SqesArrived { sq, n } => ctrl.sqes_arrived(now, sq, n, port, q),
+            Event::CmdReady { cmd } => ctrl.cmd_ready(now, cmd, self.ssd.as_mut(), port, q),
+            Event::WriteDataIn { cmd } => {
+                if let Some(ssd) = self.ssd.as_mut() {
+                    ctrl.write_data_in(now, cmd, ssd, port, q)
+                }
+            }
+            Event::DieArrayDone { die } => {
+                if let Some(ssd) = self.ssd.as_mut() {
+                    ssd.on_array_done(now, die, q)
+                }
+            }
+            Event::DieOpDone { die } => {
+                if let Some(ssd) = self.ssd.as_mut() {
+                    ssd.on_op_done(now, die, q, &mut self.ssd_out);
+                    ctrl.ssd_output(now, &mut self.ssd_out, ssd, port, q);
+                }
+            }
+            Event::DieReadOut { die, op } => {
+                if let Some(ssd) = self.ssd.as_mut() {
+                    ssd.on_read_out(now, die, op, q, &mut self.ssd_out);
+                    ctrl.ssd_output(now, &mut self.ssd_out, ssd, port, q);
+                }
+            }
+            Event::CqePost { cmd } => ctrl.post_cqe(now, cmd, port, q),
+            // Host-side events: the real client is the host.
+            _ => {}
+        }
+    }
+
+    /// Commands in the model (fetched or not).
+    pub fn in_flight(&self) -> usize {
+        self.cmds.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny() -> MachineConfig {
+        let text = include_str!("../../tests/data/tiny-ssd.toml");
+        crate::config::load_machine(Some(("tiny-ssd.toml", text)), None, None).unwrap()
+    }
+
+    fn opts(verify: bool) -> DeviceOptions {
+        DeviceOptions {
+            precondition: Precondition::None,
+            verify,
+            ..DeviceOptions::default()
+        }
+    }
+
+    fn run_all(d: &mut Device) -> Vec<(Ns, u32)> {
+        let mut done = Vec::new();
+        while let Some(t) = d.next_time() {
+            d.advance(t, &mut done);
+        }
+        done
+    }
+
+    #[test]
+    fn a_write_then_a_read_complete_through_the_controller_and_the_ssd() {
+        let mut d = Device::new(tiny(), &[IoPrio::NONE], &opts(true)).unwrap();
+        d.submit(1000, 0, Ddir::Write, 0, 65536, 7);
+        let done = run_all(&mut d);
+        assert_eq!(done.iter().filter(|x| x.1 == 7).count(), 1);
+        let t_w = done[0].0;
+        assert!(t_w > 1000, "a write takes time: {t_w}");
+        d.submit(t_w, 0, Ddir::Read, 0, 4096, 8);
+        let done = run_all(&mut d);
+        assert_eq!(done.len(), 1);
+        assert!(done[0].0 > t_w);
+        assert_eq!(d.in_flight(), 0);
+        assert_eq!(d.ctrl.writes(), 1);
+        assert_eq!(d.ctrl.reads(), 1);
+    }
+
+    #[test]
+    fn large_requests_split_at_the_block_layer_size_and_advance_stops_in_time() {
+        let mut d = Device::new(tiny(), &[IoPrio::NONE, IoPrio::NONE], &opts(false)).unwrap();
+        let m = d.max_cmd_bytes as u32;
+        assert_eq!(d.submit(0, 1, Ddir::Write, 0, 2 * m + 4096, 1), 3);
+        let mut done = Vec::new();
+        d.advance(0, &mut done);
+        assert!(done.is_empty(), "nothing completes at time zero");
+        let done = run_all(&mut d);
+        assert_eq!(done.len(), 3);
+        // A trim is one command, whatever its length.
+        assert_eq!(d.submit(d.q.now(), 0, Ddir::Trim, 0, 1 << 26, 2), 1);
+        assert_eq!(run_all(&mut d).len(), 1);
+        assert!(d.ssd.as_ref().unwrap().trimmed_units > 0);
+    }
+}

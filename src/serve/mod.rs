@@ -1,0 +1,599 @@
+//! `nvmesim serve`: the simulated drive as an NBD server in real time.
+//!
+//! A real client (fio's nbd engine, qemu-io, a QEMU guest, nbdfuse) is the
+//! host; the server models the device side: the PCIe link, the controller
+//! with its arbitration and command slots, and the SSD. Each client
+//! connection is one queue pair (NBD multi-conn: several); each export can
+//! carry an I/O priority class, which makes its SQs urgent/high/medium/low
+//! under weighted round robin.
+//!
+//! Threads: one accepting connections per listener; per connection a reader
+//! (handshake, then requests, checked before they reach the model) and a
+//! writer (replies, in whatever order the model completes them); and the
+//! simulation thread, the only one touching the model and the data, which
+//! keeps simulated time equal to wall time since start (times
+//! `--time-scale`): it runs the model up to now, enters each request at the
+//! time it arrived, sends each reply when its CQE lands, and sleeps until
+//! the next event or request.
+//!
+//! Layout: [`nbd`] the protocol, [`device`] the controller + SSD event loop
+//! with the server's host port, [`store`] the bytes, [`report`] the results.
+
+pub mod device;
+pub mod nbd;
+pub mod report;
+pub mod store;
+
+use crate::config::MachineConfig;
+use crate::sim::{Ns, Slab};
+use crate::workload::{Ddir, IoPrio};
+use device::Device;
+pub use device::DeviceOptions;
+use nbd::ExportInfo;
+use report::Summary;
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use store::Store;
+
+/// Everything `nvmesim serve` needs.
+pub struct ServeOptions {
+    pub cfg: MachineConfig,
+    /// Unix socket path to listen on.
+    pub socket: Option<PathBuf>,
+    /// TCP address to listen on (`127.0.0.1:10809`; port 0 picks one).
+    pub tcp: Option<String>,
+    /// Exports: name and I/O priority class. Empty: one export named "".
+    pub exports: Vec<(String, IoPrio)>,
+    /// Queue pairs per export (None: up to 4, within the controller's queues).
+    pub queues_per_export: Option<u32>,
+    /// Sparse backing file (None: sparse in memory).
+    pub backing: Option<PathBuf>,
+    /// Wall seconds per simulated second (1: real time; 10: ten times slower).
+    pub time_scale: f64,
+    /// Stop after this much wall time (None: at `stop`).
+    pub duration: Option<Duration>,
+    /// Initial state, verify mode, seed, arbitration of the drive.
+    pub device: DeviceOptions,
+    /// A reply sent this much (simulated) later than its completion counts as late.
+    pub late_ns: Ns,
+    /// A status line on stderr once a second.
+    pub status: bool,
+}
+
+impl ServeOptions {
+    pub fn new(cfg: MachineConfig) -> Self {
+        ServeOptions {
+            cfg,
+            socket: None,
+            tcp: None,
+            exports: Vec::new(),
+            queues_per_export: None,
+            backing: None,
+            time_scale: 1.0,
+            duration: None,
+            device: DeviceOptions::default(),
+            late_ns: DEFAULT_LATE_NS,
+            status: false,
+        }
+    }
+}
+
+/// Replies later than this count as late. ESTIMATE: a tenth of a
+/// millisecond is below one NAND read (tR of the presets: 50-90 us) yet
+/// above the wake-up slack of a sleeping thread (Linux's default timer
+/// slack is 50 us, prctl(2) PR_SET_TIMERSLACK).
+pub const DEFAULT_LATE_NS: Ns = 100_000;
+
+/// The simulation thread spins (yielding) instead of sleeping for waits
+/// shorter than this, to wake on time. ESTIMATE: twice Linux's default timer
+/// slack (50 us, prctl(2)).
+const SPIN_NS: u64 = 100_000;
+
+/// Longest sleep of the simulation thread, so that a stop request is seen.
+/// ESTIMATE: 50 ms, well under a person's notice after Ctrl-C.
+const MAX_SLEEP: Duration = Duration::from_millis(50);
+
+/// One reply for a connection's writer.
+pub struct Reply {
+    pub handle: u64,
+    pub error: u32,
+    pub data: Vec<u8>,
+}
+
+/// What connection threads tell the simulation thread.
+enum Msg {
+    Open {
+        conn: u32,
+        export: usize,
+        replies: Sender<Reply>,
+    },
+    Request {
+        conn: u32,
+        req: nbd::Request,
+        data: Vec<u8>,
+        arrived: Instant,
+    },
+    Closed {
+        conn: u32,
+    },
+}
+
+trait Stream: Read + Write + Send + 'static {
+    fn clone_stream(&self) -> io::Result<Box<dyn Stream>>;
+}
+impl Stream for TcpStream {
+    fn clone_stream(&self) -> io::Result<Box<dyn Stream>> {
+        Ok(Box::new(self.try_clone()?))
+    }
+}
+impl Stream for UnixStream {
+    fn clone_stream(&self) -> io::Result<Box<dyn Stream>> {
+        Ok(Box::new(self.try_clone()?))
+    }
+}
+
+/// A bound server, ready to run.
+pub struct Server {
+    opts: ServeOptions,
+    device: Device,
+    store: Store,
+    exports: Arc<Vec<ExportInfo>>,
+    /// The SQs of each export.
+    export_sqs: Vec<Vec<u32>>,
+    unix: Option<UnixListener>,
+    tcp: Option<TcpListener>,
+}
+
+impl Server {
+    /// Build the device and bind the listeners.
+    pub fn bind(mut opts: ServeOptions) -> Result<Server, String> {
+        if opts.socket.is_none() && opts.tcp.is_none() {
+            return Err("serve: give --socket PATH and/or --port PORT".into());
+        }
+        if !(opts.time_scale.is_finite() && opts.time_scale > 0.0) {
+            return Err(format!("--time-scale {}: must be a number > 0", opts.time_scale));
+        }
+        if opts.exports.is_empty() {
+            opts.exports.push((String::new(), IoPrio::NONE));
+        }
+        for (i, (n, _)) in opts.exports.iter().enumerate() {
+            if opts.exports[..i].iter().any(|(m, _)| m == n) {
+                return Err(format!("--export '{n}' is given twice"));
+            }
+        }
+        let ne = opts.exports.len() as u32;
+        let maxq = opts.cfg.device.nvme.max_io_queues;
+        let per = match opts.queues_per_export {
+            Some(0) => return Err("--queues must be at least 1".into()),
+            Some(n) => n,
+            None => (maxq / ne).clamp(1, 4),
+        };
+        let mut sq_prios = Vec::new();
+        let mut export_sqs = Vec::new();
+        for &(_, p) in &opts.exports {
+            let mut v = Vec::new();
+            for _ in 0..per {
+                v.push(sq_prios.len() as u32);
+                sq_prios.push(p);
+            }
+            export_sqs.push(v);
+        }
+        let device = Device::new(opts.cfg.clone(), &sq_prios, &opts.device)?;
+        let size = device.namespace_bytes;
+        let store = match &opts.backing {
+            Some(p) => Store::file(p, size)?,
+            None => Store::memory(),
+        };
+        let exports = Arc::new(
+            opts.exports
+                .iter()
+                .map(|(n, _)| ExportInfo {
+                    name: n.clone(),
+                    size,
+                    flags: nbd::transmission_flags(),
+                })
+                .collect(),
+        );
+        let unix = match &opts.socket {
+            Some(p) => {
+                if let Ok(m) = std::fs::symlink_metadata(p) {
+                    use std::os::unix::fs::FileTypeExt;
+                    if m.file_type().is_socket() {
+                        let _ = std::fs::remove_file(p);
+                    }
+                }
+                Some(UnixListener::bind(p).map_err(|e| format!("--socket {}: {e}", p.display()))?)
+            }
+            None => None,
+        };
+        let tcp = match &opts.tcp {
+            Some(a) => Some(TcpListener::bind(a).map_err(|e| format!("--port: cannot listen on {a}: {e}"))?),
+            None => None,
+        };
+        Ok(Server {
+            opts,
+            device,
+            store,
+            exports,
+            export_sqs,
+            unix,
+            tcp,
+        })
+    }
+
+    /// The TCP address listened on (with the port picked for port 0).
+    pub fn tcp_addr(&self) -> Option<std::net::SocketAddr> {
+        self.tcp.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
+    /// The export size (the namespace's capacity).
+    pub fn size(&self) -> u64 {
+        self.device.namespace_bytes
+    }
+
+    /// Serve until `stop` is set or `--duration` has passed; returns the results.
+    pub fn run(mut self, stop: Arc<AtomicBool>) -> Result<Summary, String> {
+        let start = Instant::now();
+        let (tx, rx) = mpsc::channel::<Msg>();
+        let ids = Arc::new(AtomicU32::new(0));
+        if let Some(l) = self.unix.take() {
+            let (tx, ex, ids) = (tx.clone(), self.exports.clone(), ids.clone());
+            std::thread::spawn(move || {
+                for s in l.incoming().flatten() {
+                    spawn_conn(Box::new(s), &ex, &tx, &ids);
+                }
+            });
+        }
+        if let Some(l) = self.tcp.take() {
+            let (tx, ex, ids) = (tx.clone(), self.exports.clone(), ids.clone());
+            std::thread::spawn(move || {
+                for s in l.incoming().flatten() {
+                    let _ = s.set_nodelay(true);
+                    spawn_conn(Box::new(s), &ex, &tx, &ids);
+                }
+            });
+        }
+        drop(tx);
+        let socket = self.opts.socket.clone();
+        let r = self.sim_loop(start, &rx, &stop);
+        if let Some(p) = socket {
+            let _ = std::fs::remove_file(p);
+        }
+        r
+    }
+
+    fn sim_loop(&mut self, start: Instant, rx: &Receiver<Msg>, stop: &AtomicBool) -> Result<Summary, String> {
+        let scale = self.opts.time_scale;
+        let sim_of = |i: Instant| (i.saturating_duration_since(start).as_nanos() as f64 / scale) as Ns;
+        let mut st = SimState {
+            conns: HashMap::new(),
+            reqs: Slab::new(),
+            rr: vec![0; self.exports.len()],
+            summary: Summary::new(&self.opts, &self.exports, &self.export_sqs),
+            done: Vec::new(),
+        };
+        let mut next_status = Duration::from_secs(1);
+        let mut last_status = (0u64, 0u64, 0u64);
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            if let Some(d) = self.opts.duration {
+                if start.elapsed() >= d {
+                    break;
+                }
+            }
+            while let Ok(m) = rx.try_recv() {
+                self.on_msg(m, &mut st, &sim_of);
+            }
+            let now = sim_of(Instant::now());
+            self.advance(now, &mut st, &sim_of);
+            if self.opts.status && start.elapsed() >= next_status {
+                next_status += Duration::from_secs(1);
+                let s = &st.summary;
+                let (r, w) = (s.ios(Ddir::Read), s.ios(Ddir::Write));
+                eprintln!(
+                    "nvmesim serve: {:>6.1} s  read {:>8} IOPS  write {:>8} IOPS  in flight {:>4}  lag now {:>7.1} us  max {:>7.1} us  late {:.2}%",
+                    now as f64 / 1e9,
+                    r - last_status.0,
+                    w - last_status.1,
+                    st.reqs.len(),
+                    s.lag.window_max_ns as f64 / 1e3,
+                    s.lag.max_ns as f64 / 1e3,
+                    s.lag.late_pct()
+                );
+                last_status = (r, w, 0);
+                st.summary.lag.window_max_ns = 0;
+            }
+            // Sleep until the next event (or a request, or a stop check).
+            let wait = match self.device.next_time() {
+                Some(t) => {
+                    let now = sim_of(Instant::now());
+                    Duration::from_nanos((t.saturating_sub(now) as f64 * scale) as u64).min(MAX_SLEEP)
+                }
+                None => MAX_SLEEP,
+            };
+            if wait.as_nanos() as u64 > SPIN_NS {
+                match rx.recv_timeout(wait - Duration::from_nanos(SPIN_NS / 2)) {
+                    Ok(m) => self.on_msg(m, &mut st, &sim_of),
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => std::thread::sleep(wait),
+                }
+            } else if !wait.is_zero() {
+                std::thread::yield_now();
+            }
+        }
+        let end = sim_of(Instant::now());
+        let mut s = st.summary;
+        s.finish(end, &self.device, &self.store);
+        Ok(s)
+    }
+
+    fn advance(&mut self, until: Ns, st: &mut SimState, sim_of: &dyn Fn(Instant) -> Ns) {
+        let mut done = std::mem::take(&mut st.done);
+        done.clear();
+        self.device.advance(until, &mut done);
+        for &(at, req) in &done {
+            let r = st.reqs.get_mut(req);
+            r.parts -= 1;
+            if r.parts > 0 {
+                continue;
+            }
+            let r = st.reqs.remove(req);
+            let (error, data) = if r.kind == nbd::CMD_READ {
+                match self.store.read(r.offset, r.len as usize) {
+                    Ok(d) => (0, d),
+                    Err(_) => (nbd::EIO, Vec::new()),
+                }
+            } else {
+                (0, Vec::new())
+            };
+            let sent = sim_of(Instant::now());
+            st.summary.completed(
+                r.export,
+                r.kind,
+                r.len,
+                at.saturating_sub(r.entered),
+                sent.saturating_sub(at),
+            );
+            if let Some(c) = st.conns.get_mut(&r.conn) {
+                let _ = c.replies.send(Reply {
+                    handle: r.handle,
+                    error,
+                    data,
+                });
+                c.outstanding -= 1;
+                if c.closing && c.outstanding == 0 {
+                    st.conns.remove(&r.conn);
+                }
+            }
+        }
+        st.done = done;
+    }
+
+    fn on_msg(&mut self, m: Msg, st: &mut SimState, sim_of: &dyn Fn(Instant) -> Ns) {
+        match m {
+            Msg::Open { conn, export, replies } => {
+                let sqs = &self.export_sqs[export];
+                let sq = sqs[st.rr[export] % sqs.len()];
+                st.rr[export] += 1;
+                st.summary.connections += 1;
+                st.conns.insert(
+                    conn,
+                    Conn {
+                        export,
+                        sq,
+                        replies,
+                        outstanding: 0,
+                        closing: false,
+                    },
+                );
+            }
+            Msg::Closed { conn } => {
+                if let Some(c) = st.conns.get_mut(&conn) {
+                    c.closing = true;
+                    if c.outstanding == 0 {
+                        st.conns.remove(&conn);
+                    }
+                }
+            }
+            Msg::Request {
+                conn,
+                req,
+                data,
+                arrived,
+            } => {
+                let Some(c) = st.conns.get_mut(&conn) else { return };
+                let entered = sim_of(arrived).max(self.device.q.now());
+                // The bytes change at entry; the model decides when the reply goes.
+                let effect = match req.kind {
+                    nbd::CMD_WRITE => self.store.write(req.offset, &data),
+                    nbd::CMD_TRIM | nbd::CMD_WRITE_ZEROES => self.store.zero(req.offset, req.len as u64),
+                    _ => Ok(()),
+                };
+                if effect.is_err() {
+                    let _ = c.replies.send(Reply {
+                        handle: req.handle,
+                        error: nbd::EIO,
+                        data: Vec::new(),
+                    });
+                    return;
+                }
+                // What the drive is sent: a flush is a command without data
+                // (fetch, decode, CQE), as a Flush to a drive with no
+                // volatile write cache; a write-zeroes deallocates unless
+                // the client asks for no hole.
+                let (op, offset, len) = match req.kind {
+                    nbd::CMD_READ => (Ddir::Read, req.offset, req.len),
+                    nbd::CMD_WRITE => (Ddir::Write, req.offset, req.len),
+                    nbd::CMD_WRITE_ZEROES if req.flags & nbd::CMD_FLAG_NO_HOLE != 0 => {
+                        (Ddir::Write, req.offset, req.len)
+                    }
+                    nbd::CMD_TRIM | nbd::CMD_WRITE_ZEROES => (Ddir::Trim, req.offset, req.len),
+                    _ => (Ddir::Trim, 0, 0),
+                };
+                let id = st.reqs.insert(Pending {
+                    conn,
+                    export: c.export,
+                    handle: req.handle,
+                    kind: req.kind,
+                    offset: req.offset,
+                    len: req.len,
+                    entered,
+                    parts: 0,
+                });
+                c.outstanding += 1;
+                let parts = self.device.submit(entered, c.sq, op, offset, len, id);
+                st.reqs.get_mut(id).parts = parts;
+            }
+        }
+    }
+}
+
+struct Conn {
+    export: usize,
+    sq: u32,
+    replies: Sender<Reply>,
+    outstanding: u32,
+    closing: bool,
+}
+
+struct Pending {
+    conn: u32,
+    export: usize,
+    handle: u64,
+    kind: u16,
+    offset: u64,
+    len: u32,
+    entered: Ns,
+    parts: u32,
+}
+
+struct SimState {
+    conns: HashMap<u32, Conn>,
+    reqs: Slab<Pending>,
+    rr: Vec<usize>,
+    summary: Summary,
+    done: Vec<(Ns, u32)>,
+}
+
+fn spawn_conn(s: Box<dyn Stream>, exports: &Arc<Vec<ExportInfo>>, tx: &Sender<Msg>, ids: &AtomicU32) {
+    let conn = ids.fetch_add(1, Ordering::Relaxed);
+    let (ex, tx) = (exports.clone(), tx.clone());
+    std::thread::spawn(move || connection(s, &ex, &tx, conn));
+}
+
+/// One connection: handshake, then read requests until the client leaves
+/// (or sends something that cannot be trusted), checking each before it
+/// goes to the model; errors it can answer itself go straight to the writer.
+fn connection(mut s: Box<dyn Stream>, exports: &[ExportInfo], tx: &Sender<Msg>, conn: u32) {
+    let export = match nbd::handshake(&mut s, exports) {
+        Ok(Some(i)) => i,
+        _ => return,
+    };
+    let Ok(mut w) = s.clone_stream() else { return };
+    let (rtx, rrx) = mpsc::channel::<Reply>();
+    std::thread::spawn(move || {
+        for r in rrx {
+            // A client gone: keep draining so the simulation never blocks.
+            let _ = nbd::write_reply(&mut w, r.handle, r.error, &r.data);
+        }
+    });
+    if tx
+        .send(Msg::Open {
+            conn,
+            export,
+            replies: rtx.clone(),
+        })
+        .is_err()
+    {
+        return;
+    }
+    let size = exports[export].size;
+    let reply = |handle: u64, error: u32| {
+        let _ = rtx.send(Reply {
+            handle,
+            error,
+            data: Vec::new(),
+        });
+    };
+    while let Ok(req) = nbd::read_request(&mut s) {
+        let arrived = Instant::now();
+        let in_range = req.offset.checked_add(req.len as u64).is_some_and(|e| e <= size);
+        if req.flags & !(nbd::CMD_FLAG_FUA | nbd::CMD_FLAG_NO_HOLE) != 0 {
+            if req.kind == nbd::CMD_WRITE {
+                break; // its payload length cannot be trusted either
+            }
+            reply(req.handle, nbd::EINVAL);
+            continue;
+        }
+        let mut data = Vec::new();
+        match req.kind {
+            nbd::CMD_DISC => break,
+            nbd::CMD_READ => {
+                if req.len > nbd::MAX_PAYLOAD {
+                    reply(req.handle, nbd::EOVERFLOW);
+                    continue;
+                }
+                if !in_range {
+                    reply(req.handle, nbd::EINVAL);
+                    continue;
+                }
+            }
+            nbd::CMD_WRITE => {
+                if req.len > nbd::MAX_PAYLOAD {
+                    break; // proto.md: the server may close rather than read it
+                }
+                data = vec![0u8; req.len as usize];
+                if s.read_exact(&mut data).is_err() {
+                    break; // gone mid-request
+                }
+                if !in_range {
+                    reply(req.handle, nbd::ENOSPC);
+                    continue;
+                }
+            }
+            nbd::CMD_FLUSH => {}
+            nbd::CMD_TRIM | nbd::CMD_WRITE_ZEROES => {
+                if !in_range {
+                    reply(
+                        req.handle,
+                        if req.kind == nbd::CMD_TRIM {
+                            nbd::EINVAL
+                        } else {
+                            nbd::ENOSPC
+                        },
+                    );
+                    continue;
+                }
+            }
+            _ => {
+                reply(req.handle, nbd::EINVAL);
+                continue;
+            }
+        }
+        if req.len == 0 && req.kind != nbd::CMD_FLUSH {
+            reply(req.handle, 0);
+            continue;
+        }
+        if tx
+            .send(Msg::Request {
+                conn,
+                req,
+                data,
+                arrived,
+            })
+            .is_err()
+        {
+            break;
+        }
+    }
+    let _ = tx.send(Msg::Closed { conn });
+}

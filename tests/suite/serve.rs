@@ -1,0 +1,444 @@
+//! `nvmesim serve`: an in-process NBD client against the server (handshake,
+//! data written and read back, trim, write zeroes, flush, requests in
+//! flight with replies out of order, hostile clients next to a good one),
+//! and, when installed, real clients: fio's nbd engine and qemu-io, plus a
+//! kill -9 of a server with a backing file.
+
+use nvmesim::config;
+use nvmesim::serve::nbd;
+use nvmesim::serve::{DeviceOptions, ServeOptions, Server};
+use nvmesim::ssd::Precondition;
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn tiny_cfg() -> config::MachineConfig {
+    let text = std::fs::read_to_string("tests/data/tiny-ssd.toml").unwrap();
+    config::load_machine(Some(("tests/data/tiny-ssd.toml", &text)), None, None).unwrap()
+}
+
+fn temp(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("nvmesim-serve-{}-{name}", std::process::id()))
+}
+
+/// A minimal NBD client: fixed newstyle, NBD_OPT_GO, simple replies.
+struct Client {
+    s: UnixStream,
+    size: u64,
+}
+
+fn be32(b: &[u8]) -> u32 {
+    u32::from_be_bytes(b[..4].try_into().unwrap())
+}
+fn be64(b: &[u8]) -> u64 {
+    u64::from_be_bytes(b[..8].try_into().unwrap())
+}
+
+impl Client {
+    fn connect(path: &Path, export: &str) -> Client {
+        let mut s = UnixStream::connect(path).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut g = [0u8; 18];
+        s.read_exact(&mut g).unwrap();
+        assert_eq!(be64(&g), nbd::NBDMAGIC);
+        assert_eq!(be64(&g[8..]), nbd::IHAVEOPT);
+        let mut m = (nbd::FLAG_C_FIXED_NEWSTYLE | nbd::FLAG_C_NO_ZEROES)
+            .to_be_bytes()
+            .to_vec();
+        let mut d = (export.len() as u32).to_be_bytes().to_vec();
+        d.extend_from_slice(export.as_bytes());
+        d.extend_from_slice(&1u16.to_be_bytes());
+        d.extend_from_slice(&nbd::INFO_BLOCK_SIZE.to_be_bytes());
+        m.extend_from_slice(&nbd::IHAVEOPT.to_be_bytes());
+        m.extend_from_slice(&nbd::OPT_GO.to_be_bytes());
+        m.extend_from_slice(&(d.len() as u32).to_be_bytes());
+        m.extend_from_slice(&d);
+        s.write_all(&m).unwrap();
+        let mut size = None;
+        loop {
+            let mut h = [0u8; 20];
+            s.read_exact(&mut h).unwrap();
+            assert_eq!(be64(&h), nbd::REPLY_MAGIC_OPT);
+            let kind = be32(&h[12..]);
+            let mut data = vec![0u8; be32(&h[16..]) as usize];
+            s.read_exact(&mut data).unwrap();
+            match kind {
+                nbd::REP_INFO if u16::from_be_bytes([data[0], data[1]]) == nbd::INFO_EXPORT => {
+                    size = Some(be64(&data[2..]));
+                    let flags = u16::from_be_bytes([data[10], data[11]]);
+                    for f in [
+                        nbd::TF_SEND_FLUSH,
+                        nbd::TF_SEND_TRIM,
+                        nbd::TF_CAN_MULTI_CONN,
+                        nbd::TF_SEND_WRITE_ZEROES,
+                    ] {
+                        assert!(flags & f != 0, "transmission flag {f:#x} missing");
+                    }
+                }
+                nbd::REP_INFO => {}
+                nbd::REP_ACK => break,
+                k => panic!("option reply {k:#x}"),
+            }
+        }
+        Client { s, size: size.unwrap() }
+    }
+
+    fn send(&mut self, kind: u16, flags: u16, handle: u64, offset: u64, len: u32, data: &[u8]) {
+        let mut b = nbd::REQUEST_MAGIC.to_be_bytes().to_vec();
+        b.extend_from_slice(&flags.to_be_bytes());
+        b.extend_from_slice(&kind.to_be_bytes());
+        b.extend_from_slice(&handle.to_be_bytes());
+        b.extend_from_slice(&offset.to_be_bytes());
+        b.extend_from_slice(&len.to_be_bytes());
+        b.extend_from_slice(data);
+        self.s.write_all(&b).unwrap();
+    }
+
+    /// Read one reply: (handle, error), then `read_len(handle)` bytes of data on success.
+    fn reply(&mut self, read_len: impl Fn(u64) -> usize) -> (u64, u32, Vec<u8>) {
+        let mut h = [0u8; 16];
+        self.s.read_exact(&mut h).unwrap();
+        assert_eq!(be32(&h), nbd::SIMPLE_REPLY_MAGIC);
+        let (err, handle) = (be32(&h[4..]), be64(&h[8..]));
+        let mut d = vec![0u8; if err == 0 { read_len(handle) } else { 0 }];
+        self.s.read_exact(&mut d).unwrap();
+        (handle, err, d)
+    }
+
+    fn write(&mut self, off: u64, data: &[u8]) -> u32 {
+        self.send(nbd::CMD_WRITE, 0, 1, off, data.len() as u32, data);
+        self.reply(|_| 0).1
+    }
+
+    fn read(&mut self, off: u64, len: u32) -> (u32, Vec<u8>) {
+        self.send(nbd::CMD_READ, 0, 2, off, len, &[]);
+        let (_, e, d) = self.reply(|_| len as usize);
+        (e, d)
+    }
+
+    fn simple(&mut self, kind: u16, flags: u16, off: u64, len: u32) -> u32 {
+        self.send(kind, flags, 3, off, len, &[]);
+        self.reply(|_| 0).1
+    }
+}
+
+/// A request without payload, as bytes.
+fn req(kind: u16, handle: u64, offset: u64, len: u32) -> Vec<u8> {
+    let mut b = nbd::REQUEST_MAGIC.to_be_bytes().to_vec();
+    b.extend_from_slice(&0u16.to_be_bytes());
+    b.extend_from_slice(&kind.to_be_bytes());
+    b.extend_from_slice(&handle.to_be_bytes());
+    b.extend_from_slice(&offset.to_be_bytes());
+    b.extend_from_slice(&len.to_be_bytes());
+    b
+}
+
+/// The connection was closed by the server: a read gets EOF (or a reset).
+fn closed(s: &mut UnixStream) -> bool {
+    let mut b = [0u8; 16];
+    matches!(s.read(&mut b), Ok(0) | Err(_))
+}
+
+fn pattern(seed: u8, len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed) | 1)
+        .collect()
+}
+
+#[test]
+fn in_process_client_round_trips_data_and_survives_hostile_clients() {
+    let sock = temp("inproc.sock");
+    let mut o = ServeOptions::new(tiny_cfg());
+    o.socket = Some(sock.clone());
+    o.device = DeviceOptions {
+        precondition: Precondition::None,
+        verify: true,
+        ..DeviceOptions::default()
+    };
+    let server = Server::bind(o).unwrap();
+    let size = server.size();
+    let stop = Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    let h = std::thread::spawn(move || server.run(st).unwrap());
+
+    let mut c = Client::connect(&sock, "");
+    assert_eq!(c.size, size);
+    // Write a pattern, read it back; never-written bytes read as zero.
+    let p = pattern(7, 65536);
+    assert_eq!(c.write(8192, &p), 0);
+    assert_eq!(c.read(8192, 65536), (0, p.clone()));
+    assert_eq!(c.read(1 << 20, 4096), (0, vec![0u8; 4096]));
+    // Many in flight on one connection: a 4 MiB write (larger than the
+    // tiny drive's 1 MiB write buffer) then reads behind it; every reply
+    // comes, each read with its data.
+    let big = pattern(9, 4 << 20);
+    c.send(nbd::CMD_WRITE, 0, 100, 8 << 20, big.len() as u32, &big);
+    for k in 0..8u64 {
+        c.send(nbd::CMD_READ, 0, 200 + k, 8192 + k * 4096, 4096, &[]);
+    }
+    let mut seen = Vec::new();
+    for _ in 0..9 {
+        let (hd, e, d) = c.reply(|hd| if hd >= 200 { 4096 } else { 0 });
+        assert_eq!(e, 0);
+        if hd >= 200 {
+            let k = (hd - 200) as usize;
+            assert_eq!(d, p[k * 4096..(k + 1) * 4096].to_vec(), "read {hd} got other data");
+        }
+        seen.push(hd);
+    }
+    seen.sort();
+    assert_eq!(seen, [100, 200, 201, 202, 203, 204, 205, 206, 207]);
+    // Replies out of order: once the pattern is on flash (programmed from
+    // the buffer), a read of it takes a NAND read while a read of a
+    // never-written block completes without touching NAND. Sent together,
+    // the second is answered first.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut two = req(nbd::CMD_READ, 300, 8192 + 32768, 4096);
+    two.extend(req(nbd::CMD_READ, 301, 100 << 20, 4096));
+    c.s.write_all(&two).unwrap();
+    let first = c.reply(|_| 4096);
+    let second = c.reply(|_| 4096);
+    assert_eq!((first.0, second.0), (301, 300), "the unmapped read is answered first");
+    assert_eq!(second.2, p[32768..36864].to_vec());
+    assert_eq!(first.2, vec![0u8; 4096]);
+    assert_eq!(c.read((8 << 20) + 12345, 1000), (0, big[12345..13345].to_vec()));
+    // Trim: the range reads as zeroes, the rest keeps its data.
+    assert_eq!(c.simple(nbd::CMD_TRIM, 0, 8192, 16384), 0);
+    let (_, d) = c.read(8192, 65536);
+    assert!(d[..16384].iter().all(|&b| b == 0));
+    assert_eq!(&d[16384..], &p[16384..]);
+    // Write zeroes (with and without a hole), flush, FUA write.
+    assert_eq!(c.simple(nbd::CMD_WRITE_ZEROES, 0, 40960, 4096), 0);
+    assert_eq!(c.simple(nbd::CMD_WRITE_ZEROES, nbd::CMD_FLAG_NO_HOLE, 45056, 4096), 0);
+    assert_eq!(c.read(40960, 8192), (0, vec![0u8; 8192]));
+    assert_eq!(c.simple(nbd::CMD_FLUSH, 0, 0, 0), 0);
+    c.send(nbd::CMD_WRITE, nbd::CMD_FLAG_FUA, 5, 0, 512, &[0x5a; 512]);
+    assert_eq!(c.reply(|_| 0).1, 0);
+    // Errors the protocol answers: past the end, an unknown command.
+    assert_eq!(c.read(size - 4096, 8192).0, nbd::EINVAL);
+    assert_eq!(c.write(size, &[1u8; 512]), nbd::ENOSPC);
+    assert_eq!(c.simple(77, 0, 0, 0), nbd::EINVAL);
+
+    // Hostile clients: each is closed, none stops the server.
+    let mut bad = Client::connect(&sock, "");
+    bad.s.write_all(&[0xffu8; 28]).unwrap();
+    assert!(closed(&mut bad.s), "bad magic must close the connection");
+    let mut huge = Client::connect(&sock, "");
+    huge.send(nbd::CMD_WRITE, 0, 1, 0, u32::MAX, &[0u8; 100]);
+    assert!(closed(&mut huge.s), "an oversized write must close the connection");
+    let mut gone = Client::connect(&sock, "");
+    gone.send(nbd::CMD_WRITE, 0, 1, 0, 65536, &[1u8; 1000]);
+    drop(gone); // disconnects mid-payload
+    let mut junk = UnixStream::connect(&sock).unwrap();
+    let mut g = [0u8; 18];
+    junk.read_exact(&mut g).unwrap();
+    junk.write_all(&[0u8; 4]).unwrap();
+    junk.write_all(&[0x42u8; 64]).unwrap();
+    assert!(closed(&mut junk), "a bad handshake must close the connection");
+    let mut unknown = UnixStream::connect(&sock).unwrap();
+    unknown.read_exact(&mut g).unwrap();
+    let mut m = 3u32.to_be_bytes().to_vec();
+    m.extend_from_slice(&nbd::IHAVEOPT.to_be_bytes());
+    m.extend_from_slice(&nbd::OPT_EXPORT_NAME.to_be_bytes());
+    m.extend_from_slice(&4u32.to_be_bytes());
+    m.extend_from_slice(b"nope");
+    unknown.write_all(&m).unwrap();
+    assert!(closed(&mut unknown), "an unknown export name closes");
+    // The first client goes on.
+    assert_eq!(c.read(8192 + 16384, 4096), (0, p[16384..20480].to_vec()));
+    c.send(nbd::CMD_DISC, 0, 9, 0, 0, &[]);
+    assert!(closed(&mut c.s));
+
+    std::thread::sleep(Duration::from_millis(50));
+    stop.store(true, Ordering::Relaxed);
+    let s = h.join().unwrap();
+    assert!(!sock.exists(), "the socket file is removed at exit");
+    assert_eq!(s.dir(0, nbd::CMD_TRIM).ios, 1);
+    assert_eq!(s.dir(0, nbd::CMD_FLUSH).ios, 1);
+    assert_eq!(s.dir(0, nbd::CMD_WRITE_ZEROES).ios, 2);
+    assert_eq!(s.dir(0, nbd::CMD_WRITE).ios, 3);
+    assert!(s.dir(0, nbd::CMD_READ).ios >= 16);
+    assert!(s.dir(0, nbd::CMD_WRITE).mean_ns() > 1000.0);
+    assert_eq!(s.lag.replies, s.exports[0].dirs.iter().map(|d| d.ios).sum::<u64>());
+    let j = s.json();
+    let dev = &j["nvmesim"]["device"];
+    assert_eq!(dev["verify_failures"], 0, "{dev}");
+    assert!(dev["verify_checks"].as_u64().unwrap() > 0);
+    assert!(dev["trimmed_units"].as_u64().unwrap() >= 4);
+}
+
+/// Whether `prog` runs; without it the test is skipped, except under CI,
+/// where it fails (./test-all installs it).
+fn have(prog: &str, args: &[&str], package: &str) -> bool {
+    let ok = Command::new(prog)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{prog} is missing (package {package}); ./test-all installs it"
+        );
+        eprintln!("skipped: {prog} not found (install package {package})");
+    }
+    ok
+}
+
+/// `nvmesim serve` as a process on a Unix socket, for at most `secs`.
+fn serve(args: &[&str], sock: &Path, secs: f64) -> std::process::Child {
+    let _ = std::fs::remove_file(sock);
+    let child = Command::new(env!("CARGO_BIN_EXE_nvmesim"))
+        .arg("serve")
+        .args(args)
+        .args(["--socket", sock.to_str().unwrap(), "--quiet", "--output-format", "json"])
+        .args(["--duration", &secs.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while !sock.exists() {
+        assert!(t.elapsed() < Duration::from_secs(60), "the server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+/// Stop the server as Ctrl-C would (SIGTERM) and read its JSON results.
+fn finish(child: std::process::Child) -> serde_json::Value {
+    let st = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn fio(sock: &Path, extra: &[&str]) -> serde_json::Value {
+    let out = Command::new("fio")
+        .args(["--name=x", "--ioengine=nbd", "--output-format=json"])
+        .arg(format!("--uri=nbd+unix:///?socket={}", sock.display()))
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "fio failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    // fio may print notes before the JSON.
+    let at = text.find('{').unwrap();
+    serde_json::from_str(&text[at..]).unwrap()
+}
+
+#[test]
+fn real_fio_nbd_engine_on_null_and_tiny_ssd() {
+    if !have("fio", &["--enghelp=nbd"], "fio (with the nbd engine, libnbd)") {
+        return;
+    }
+    let sock = temp("fio-null.sock");
+    let srv = serve(&["--device", "null"], &sock, 120.0);
+    let j = fio(
+        &sock,
+        &[
+            "--rw=randread",
+            "--bs=4k",
+            "--iodepth=4",
+            "--runtime=1",
+            "--time_based",
+            "--size=64m",
+        ],
+    );
+    let r = &j["jobs"][0]["read"];
+    assert_eq!(j["jobs"][0]["error"], 0);
+    assert!(r["iops"].as_f64().unwrap() > 100.0, "{r}");
+    let s = finish(srv);
+    let served = s["nvmesim serve"]["exports"][0]["read"]["total_ios"].as_u64().unwrap();
+    assert!(served >= r["total_ios"].as_u64().unwrap(), "{s}");
+
+    // Data integrity through a real client: fio writes with crc32c
+    // checksums and reads every block back, with GC running (sustained).
+    let sock = temp("fio-tiny.sock");
+    let srv = serve(
+        &[
+            "--config",
+            "tests/data/tiny-ssd.toml",
+            "--precondition",
+            "sustained",
+            "--verify",
+        ],
+        &sock,
+        120.0,
+    );
+    let j = fio(
+        &sock,
+        &[
+            "--rw=randwrite",
+            "--bs=4k",
+            "--iodepth=8",
+            "--size=16m",
+            "--verify=crc32c",
+            "--do_verify=1",
+        ],
+    );
+    assert_eq!(j["jobs"][0]["error"], 0, "{}", j["jobs"][0]);
+    assert!(j["jobs"][0]["read"]["total_ios"].as_u64().unwrap() >= 4096);
+    let s = finish(srv);
+    let dev = &s["nvmesim"]["device"];
+    assert_eq!(dev["verify_failures"], 0, "{dev}");
+    assert!(dev["gc_runs"].as_u64().unwrap() > 0, "GC ran: {dev}");
+}
+
+#[test]
+fn qemu_io_reads_back_its_pattern_and_a_killed_server_keeps_flushed_data() {
+    if !have("qemu-io", &["--version"], "qemu-utils") {
+        return;
+    }
+    let sock = temp("qemu.sock");
+    let backing = temp("qemu.img");
+    let _ = std::fs::remove_file(&backing);
+    let mut srv = serve(
+        &[
+            "--config",
+            "tests/data/tiny-ssd.toml",
+            "--backing",
+            backing.to_str().unwrap(),
+        ],
+        &sock,
+        60.0,
+    );
+    let uri = format!("nbd+unix:///?socket={}", sock.display());
+    let mut args = vec!["-f".to_string(), "raw".into(), uri.clone()];
+    for (i, off) in [0u64, 1 << 20, 37 << 20, 150 << 20].iter().enumerate() {
+        args.push("-c".into());
+        args.push(format!("write -P {} {off} 256k", 0x11 * (i + 1)));
+    }
+    args.extend(["-c".into(), "flush".into()]);
+    for (i, off) in [0u64, 1 << 20, 37 << 20, 150 << 20].iter().enumerate() {
+        args.push("-c".into());
+        args.push(format!("read -P {} {off} 256k", 0x11 * (i + 1)));
+    }
+    let out = Command::new("qemu-io").args(&args).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !text.contains("fail"), "{text}");
+    assert_eq!(text.matches("read 262144/262144").count(), 4, "{text}");
+    // kill -9: every flushed block is in the backing file.
+    srv.kill().unwrap();
+    srv.wait().unwrap();
+    let f = std::fs::read(&backing).unwrap();
+    for (i, off) in [0usize, 1 << 20, 37 << 20, 150 << 20].iter().enumerate() {
+        assert!(f[*off..off + (256 << 10)].iter().all(|&b| b as usize == 0x11 * (i + 1)));
+    }
+    let _ = std::fs::remove_file(&backing);
+    let _ = std::fs::remove_file(&sock);
+}
