@@ -27,8 +27,8 @@ metric = "per_vcpu_8_iothreads_over_shared_8_jobs"
 figure = "IOPS, per-vCPU queues + 8 IOThreads / shared queue + 1 IOThread, 8 fio jobs"
 value = 3.38
 unit = "x"
-source = "Kim et al., MSST 2015 (vCPU-dedicated queues and I/O threads), evaluation"
-checked = "issue 19 only; not verified against the paper"
+source = "Kim, Kang, Lee, Eom, MSST 2015 (vCPU-dedicated queues and I/O threads), evaluation"
+checked = "issue 19 only; the paper's abstract (found via search) does not state this figure, the evaluation was not read: not verified"
 model = { op = "ratio", a = { variant = "per-vCPU queues, 8 IOThreads", workload = "8 jobs", metric = "iops" }, b = { variant = "shared queue, 1 IOThread", workload = "8 jobs", metric = "iops" } }
 mechanism = "Every vCPU and IOThread has a host CPU of its own and nothing on the host is shared (host block layer, null_blk completions, KVM irqfd/ioeventfd, memory bandwidth), so per-vCPU queues scale linearly; the study's machine ran vCPUs and IOThreads on the same cores (issue 19 lead 4)"
 "#;
