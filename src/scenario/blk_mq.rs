@@ -34,6 +34,8 @@ struct Setup {
     machine: Vec<MachineSpec>,
     layers: Vec<String>,
     mapping: Mapping,
+    /// Published figures for the "Study vs model" section (never model parameters).
+    study: Vec<super::StudyFigure>,
 }
 
 #[derive(Deserialize)]
@@ -721,9 +723,11 @@ the local socket, which would keep lines local longer and soften the cross-socke
 fall into a rhythm in which their critical sections seldom collide (zero lock wait at a lock \
 busy a third to a half of the time); real cache misses and interrupts would add some waiting there.\n"
     );
+    let summary = super::add_study("blk-mq", &mut md, &mut rows, &setup.study, &[])?;
     write(dir, "report.md", &md)?;
     write(dir, "results.json", &serde_json::to_string_pretty(&rows).unwrap())?;
     crate::outln!("wrote {}", dir.join("report.md").display())?;
+    crate::outln!("{summary}")?;
     Ok(())
 }
 

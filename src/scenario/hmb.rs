@@ -2,7 +2,7 @@
 //! are kept deep by fio, through the original path, the Host Memory Buffer
 //! path (admin queue) and a dedicated urgent SQ.
 
-use super::{finish, jobs_named, row_with, slug, write};
+use super::{jobs_named, row_with, slug, write};
 use crate::config;
 use crate::machine::{Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
@@ -29,6 +29,8 @@ struct Setup {
     urgent_start_ms: u64,
     paths: Vec<PathSpec>,
     synthetic_files: Vec<u32>,
+    /// Published figures for the "Study vs model" section (never model parameters).
+    study: Vec<super::StudyFigure>,
 }
 
 #[derive(Deserialize)]
@@ -293,5 +295,5 @@ load, \"load SQ occupancy\"), there is no backlog to bypass and the paths give t
         2,
     )?;
     let _ = writeln!(md, "![urgent latency](urgent-latency.svg)\n");
-    finish(dir, &md, &rows)
+    super::finish_with_study(dir, "hmb", &md, &rows, &s.study, &[("busy", json!(busy))])
 }

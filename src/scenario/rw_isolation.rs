@@ -9,7 +9,7 @@
 //! locks of shared software queues). The report puts the model's own
 //! counters for those mechanisms next to each result.
 
-use super::{finish, row_with, run_json_opts, slug, write};
+use super::{row_with, run_json_opts, slug, write};
 use crate::config;
 use crate::machine::{Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
@@ -34,6 +34,8 @@ struct Setup {
     quick_reads_per_reader: u64,
     variants: Vec<String>,
     workload: Vec<Workload>,
+    /// Published figures for the "Study vs model" section (never model parameters).
+    study: Vec<super::StudyFigure>,
 }
 
 #[derive(Deserialize)]
@@ -469,5 +471,5 @@ preset's size, drained by the FTL).\n"
         md,
         "## Figures\n\n![each reader's IOPS](reader-iops.svg)\n\n![read latency percentiles](read-latency.svg)\n"
     );
-    finish(dir, &md, &rows)
+    super::finish_with_study(dir, "rw-isolation", &md, &rows, &setup.study, &[])
 }

@@ -3,7 +3,7 @@
 //! with the SQ head reported in completion entries), and the latency of a
 //! highest-priority 512-byte read issued while the queue is that full.
 
-use super::{finish, jobs_named, row_with, write};
+use super::{jobs_named, row_with, write};
 use crate::config;
 use crate::machine::{Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
@@ -31,6 +31,8 @@ struct Setup {
     urgent_gap_ms: f64,
     quick_urgent_gap_ms: f64,
     sample_ms: f64,
+    /// Published figures for the "Study vs model" section (never model parameters).
+    study: Vec<super::StudyFigure>,
 }
 
 struct Point {
@@ -224,5 +226,5 @@ rates).\n"
         md,
         "![occupancy](occupancy.svg)\n\n![urgent latency](urgent-latency.svg)\n"
     );
-    finish(dir, &md, &rows)
+    super::finish_with_study(dir, "sq-occupancy", &md, &rows, &s.study, &[])
 }

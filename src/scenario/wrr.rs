@@ -10,7 +10,7 @@
 //! controller to take them. The report gives, next to every result, the
 //! model's own counters for that (commands launched per class, slots).
 
-use super::{finish, jobs_named, row_with, slug, write};
+use super::{jobs_named, row_with, slug, write};
 use crate::config::{self, MachineConfig};
 use crate::machine::{self, Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
@@ -36,6 +36,8 @@ struct Setup {
     fgbg: FgBg,
     overhead: Overhead,
     affinity: Affinity,
+    /// Published figures for the "Study vs model" section (never model parameters).
+    study: Vec<super::StudyFigure>,
 }
 
 #[derive(Deserialize)]
@@ -678,5 +680,12 @@ the write cache full cannot start and holds back its SQ (in-order acceptance), w
         dev.nvme.command_slots,
         3 * setup.apps.jobs_per_app * setup.apps.iodepth
     );
-    finish(dir, &md, &c.rows)
+    super::finish_with_study(
+        dir,
+        "wrr",
+        &md,
+        &c.rows,
+        &setup.study,
+        &[("preset_slots", json!(dev.nvme.command_slots))],
+    )
 }

@@ -17,6 +17,7 @@ mod invariants;
 mod occupancy;
 mod queue_policies;
 mod robust;
+mod scenario_study;
 mod serve;
 mod split;
 mod suspend;
