@@ -25,7 +25,9 @@
 //! per physical slot) exist, both storing "index + 1" so that zero means
 //! unmapped / stale and fresh maps are lazily zeroed `calloc` memory. All
 //! other state is per block (or per plane, per die). Verify mode adds one u32
-//! per logical page and one per slot.
+//! per logical page and one per slot. After a steady-state precondition the
+//! maps are built piece by piece on first touch (`ftl/lazy.rs`): a run pays
+//! time and memory only for the parts it looks at, with the same results.
 //!
 //! # Allocation
 //!
@@ -39,6 +41,7 @@
 //! packed without padding (the controller holds a partial GC page in its
 //! buffer until the next copy fills it).
 
+mod lazy;
 mod precondition;
 
 pub use precondition::{fifo_utilization, SteadyStateModel};
@@ -107,7 +110,7 @@ pub enum VerifyError {
 
 /// Write position of one stream (user or GC) of one die. The open blocks
 /// themselves live in `Ftl::stream_blocks`.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct Cursor {
     open: bool,
     /// First page of the current program unit.
@@ -170,6 +173,8 @@ pub struct Ftl {
     padded_slots: u64,
     erases: u64,
     model: Option<SteadyStateModel>,
+    /// The parts of a steady-state precondition's maps not built yet (`lazy.rs`).
+    lazy: Option<Box<lazy::Lazy>>,
 }
 
 impl Ftl {
@@ -240,6 +245,7 @@ impl Ftl {
             padded_slots: 0,
             erases: 0,
             model: None,
+            lazy: None,
         };
         f.reset();
         f
@@ -283,6 +289,7 @@ impl Ftl {
         self.padded_slots = 0;
         self.erases = 0;
         self.model = None;
+        self.lazy = None;
     }
 
     // ---- geometry -------------------------------------------------------
@@ -374,9 +381,16 @@ impl Ftl {
         let _ = lpn;
     }
 
+    /// Where `lpn` is mapped (None: unmapped). `&mut`: the first lookup in a
+    /// lazily preconditioned region builds its part of the map.
     #[inline]
-    pub fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
-        self.l2p[lpn as usize].checked_sub(1)
+    pub fn lookup(&mut self, lpn: Lpn) -> Option<Ppn> {
+        let x = self.l2p[lpn as usize];
+        if x == 0 && self.lazy.is_some() {
+            self.build_lpn(lpn);
+            return self.l2p[lpn as usize].checked_sub(1);
+        }
+        x.checked_sub(1)
     }
 
     pub fn valid_slots(&self, block: BlockId) -> u32 {
@@ -466,9 +480,22 @@ impl Ftl {
     /// unmapped or outside verify mode): what a read of it from flash returns.
     #[inline]
     pub fn version_stored(&self, lpn: Lpn) -> u32 {
-        match (self.verify, self.lookup(lpn)) {
-            (true, Some(ppn)) => self.stored[ppn as usize],
-            _ => 0,
+        if self.verify {
+            self.stored_version(lpn).unwrap_or(0)
+        } else {
+            0
+        }
+    }
+
+    /// Verify mode: the version `lpn`'s flash page holds, None when unmapped.
+    /// An entry a lazy steady state has not built yet is where the
+    /// precondition put it, holding version 0 (what `stored` says of every
+    /// slot the precondition filled), so nothing is built here.
+    fn stored_version(&self, lpn: Lpn) -> Option<u32> {
+        match self.l2p[lpn as usize] {
+            0 if self.lazy.as_deref().is_some_and(|z| !z.lpn_built(lpn)) => Some(0),
+            0 => None,
+            x => Some(self.stored[x as usize - 1]),
         }
     }
 
@@ -479,11 +506,10 @@ impl Ftl {
             return Ok(());
         }
         let expected = self.written[lpn as usize];
-        match self.lookup(lpn) {
+        match self.stored_version(lpn) {
             None if expected == 0 => Ok(()),
             None => Err(VerifyError::Lost { lpn, expected }),
-            Some(ppn) => {
-                let found = self.stored[ppn as usize];
+            Some(found) => {
                 if found == expected {
                     Ok(())
                 } else {
@@ -551,12 +577,17 @@ impl Ftl {
     /// Load the map entries `lpns` will touch before using them: the loads
     /// are independent, so their cache misses overlap instead of being
     /// paid one after another in the dependent update loop.
+    /// Also builds the entries a lazy steady state has not built yet.
     #[inline]
-    fn warm(&self, lpns: &[Lpn]) {
+    fn warm(&mut self, lpns: &[Lpn]) {
         for &lpn in lpns {
             let x = self.l2p[lpn as usize];
             if x != 0 {
-                std::hint::black_box(self.p2l[x as usize - 1]);
+                if self.p2l_built((x - 1) / self.slots_per_block) {
+                    std::hint::black_box(self.p2l[x as usize - 1]);
+                }
+            } else if self.lazy.is_some() {
+                self.build_lpn(lpn);
             }
         }
     }
@@ -579,8 +610,11 @@ impl Ftl {
 
     #[inline]
     fn invalidate(&mut self, ppn: Ppn) {
-        self.p2l[ppn as usize] = 0;
         let b = ppn / self.slots_per_block;
+        // A block whose p2l is not built yet will not hold the moved lpn there when it is.
+        if self.p2l_built(b) {
+            self.p2l[ppn as usize] = 0;
+        }
         let v = self.valid[b as usize];
         self.valid[b as usize] = v - 1;
         if self.state[b as usize] == BlockState::Closed {
@@ -669,7 +703,8 @@ impl Ftl {
     }
 
     /// Append the lpns whose valid data lives in `block`, in slot order.
-    pub fn gc_valid_lpns(&self, block: BlockId, out: &mut Vec<Lpn>) {
+    pub fn gc_valid_lpns(&mut self, block: BlockId, out: &mut Vec<Lpn>) {
+        self.build_block(block);
         let first = (block * self.slots_per_block) as usize;
         out.extend(
             self.p2l[first..first + self.slots_per_block as usize]
@@ -737,6 +772,7 @@ impl Ftl {
     /// Erase a block with no valid data (a GC victim once copied, or any
     /// closed block that became empty) and return it to its plane's free list.
     pub fn erase(&mut self, block: BlockId) {
+        self.build_block(block);
         let b = block as usize;
         assert_eq!(self.valid[b], 0, "erase of block {block} with valid data");
         match self.state[b] {
@@ -814,8 +850,10 @@ impl Ftl {
     /// Check every invariant in O(slots): l2p and p2l are mutual inverses,
     /// block valid counts match the maps and sum to the mapped lpns, free
     /// blocks hold nothing, bucket lists and free counts agree with block
-    /// states. For tests (here and in the device model).
-    pub fn check_invariants(&self) -> Result<(), String> {
+    /// states. For tests (here and in the device model). Builds what a lazy
+    /// steady state has not built yet.
+    pub fn check_invariants(&mut self) -> Result<(), String> {
+        self.materialize_all();
         let mut mapped = 0u64;
         for (lpn, &x) in self.l2p.iter().enumerate() {
             if x != 0 {

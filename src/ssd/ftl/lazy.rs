@@ -1,0 +1,534 @@
+//! The steady-state precondition, built lazily: the maps of a 1.6 TB drive
+//! are 3.7 GB and filling them takes seconds, while a short run looks at a
+//! small part of them.
+//!
+//! The eager fill (`Ftl::precondition_steady_state_eager`) is one walk over
+//! the data blocks in a fixed order (`Walk`), each *visit* sampling the valid
+//! slots of one slot range of one block from one random stream and giving
+//! them the next lpns of one sequence (`LpnSequence`). What a visit writes
+//! depends on the walk only through three numbers: the valid slots its block
+//! still had to place, the random draws made before it and the lpns handed
+//! out before it. [`Lazy::plan`] runs the walk once without touching the maps
+//! (the same draws, only counted) and keeps those three numbers per visit;
+//! the generator is a counter and the lpn sequence can be entered at any
+//! position, so any visit can then be replayed alone, writing exactly what
+//! the eager fill wrote.
+//!
+//! The two maps are materialised separately, each on first touch:
+//!
+//! * `l2p`, per visit: a lookup of an lpn whose entry is 0 replays the visit
+//!   that placed it (found from its position in the sequence), writing the
+//!   `l2p` entries of the lpns that visit placed. Until then nothing reads or
+//!   writes those entries, so 0 means "not yet built" while the visit is not
+//!   done and "unmapped" once it is.
+//! * `p2l`, per block: reading a block's slots (GC) or erasing it replays
+//!   the block's visits, writing the slots whose lpn still maps there (an
+//!   lpn overwritten since left its old slot, which eager `invalidate`
+//!   cleared). Until then `p2l` of the block is neither read nor written
+//!   (`invalidate` skips it), so a run that only reads costs no `p2l` memory.
+//!
+//! A piece never touched costs nothing: the maps are lazily zeroed memory.
+//! Once every visit and block is built the plan is dropped.
+
+use super::precondition::{fill_valid_slots, LpnSequence, Walk, WyRand};
+use super::{BlockId, Ftl, Lpn, NIL};
+
+/// The fill's plan and what of it has been built.
+pub(super) struct Lazy {
+    spb: u32,
+    logical_pages: u32,
+    nblocks: usize,
+    /// The generator's state before the fill's first draw.
+    rng0: u64,
+    /// First visit of each round, then the number of visits.
+    round_first: Vec<u32>,
+    // Per visit, in walk order.
+    blk: Vec<u32>,
+    /// Valid slots its block still had to place when the visit began.
+    need: Vec<u32>,
+    /// Random draws made before it.
+    draws: Vec<u32>,
+    /// Lpns handed out before it; one more entry, `logical_pages`.
+    pos: Vec<u32>,
+    /// `round * nblocks + block` -> the visit, or NIL.
+    by_block: Vec<u32>,
+    /// Visits whose `l2p` entries are built (bit set).
+    l2p_done: Vec<u64>,
+    /// Blocks whose `p2l` is built (those with no valid slot from the start too).
+    ready: Vec<bool>,
+    l2p_left: usize,
+    blocks_left: usize,
+}
+
+impl Lazy {
+    /// Run the walk of the eager fill without writing the maps: `valid` are
+    /// the blocks' valid counts, `rng0` the generator's first state.
+    pub(super) fn plan(valid: &[u32], walk: Walk, rng0: u64, logical_pages: u32) -> Lazy {
+        let nb = valid.len();
+        let rounds = walk.rounds();
+        // Roughly one visit per valid slot range: size the per-visit arrays once.
+        let visits_guess = nb * rounds as usize;
+        let mut z = Lazy {
+            spb: walk.spb,
+            logical_pages,
+            nblocks: nb,
+            rng0,
+            round_first: Vec::with_capacity(rounds as usize + 1),
+            blk: Vec::with_capacity(visits_guess),
+            need: Vec::with_capacity(visits_guess),
+            draws: Vec::with_capacity(visits_guess),
+            pos: Vec::with_capacity(visits_guess + 1),
+            by_block: vec![NIL; nb * rounds as usize],
+            l2p_done: Vec::new(),
+            ready: valid.iter().map(|&v| v == 0).collect(),
+            l2p_left: 0,
+            blocks_left: 0,
+        };
+        let mut need = valid.to_vec();
+        let (mut draws, mut pos) = (0u64, 0u64);
+        for r in 0..rounds {
+            z.round_first.push(z.blk.len() as u32);
+            let (lo, hi) = walk.slots(r);
+            walk.round(|b| {
+                let n = need[b as usize];
+                if n == 0 {
+                    return;
+                }
+                z.by_block[r as usize * nb + b as usize] = z.blk.len() as u32;
+                z.blk.push(b);
+                z.need.push(n);
+                z.draws.push(draws as u32);
+                z.pos.push(pos as u32);
+                let mut rng = WyRand::at(rng0, draws);
+                let (left, used) = count_kept(lo, hi, walk.spb, n, &mut rng);
+                need[b as usize] = left;
+                pos += (n - left) as u64;
+                draws += used.div_ceil(2) as u64;
+            });
+        }
+        // Draws are at most one per two slots plus one per visit, and slots fit u32.
+        assert!(draws <= u32::MAX as u64 && z.blk.len() < NIL as usize);
+        assert_eq!(pos, logical_pages as u64, "the steady-state plan placed {pos} lpns");
+        z.round_first.push(z.blk.len() as u32);
+        z.pos.push(logical_pages);
+        let n = z.blk.len();
+        z.l2p_done = vec![0; n.div_ceil(64)];
+        z.l2p_left = n;
+        z.blocks_left = z.ready.iter().filter(|&&r| !r).count();
+        for v in [&mut z.blk, &mut z.need, &mut z.draws, &mut z.pos] {
+            v.shrink_to_fit();
+        }
+        z
+    }
+
+    pub(super) fn done(&self) -> bool {
+        self.l2p_left == 0 && self.blocks_left == 0
+    }
+
+    /// Whether `p2l` of `block` holds its true state.
+    #[inline]
+    pub(super) fn ready(&self, block: BlockId) -> bool {
+        self.ready[block as usize]
+    }
+
+    #[inline]
+    fn is_l2p_done(&self, v: usize) -> bool {
+        self.l2p_done[v / 64] >> (v % 64) & 1 == 1
+    }
+
+    fn set_l2p_done(&mut self, v: usize) {
+        self.l2p_done[v / 64] |= 1 << (v % 64);
+        self.l2p_left -= 1;
+    }
+
+    /// Whether the `l2p` entry of `lpn` is built.
+    pub(super) fn lpn_built(&self, lpn: Lpn) -> bool {
+        self.is_l2p_done(self.visit_of(lpn))
+    }
+
+    /// The visit that placed `lpn`.
+    fn visit_of(&self, lpn: Lpn) -> usize {
+        let p = LpnSequence::position_of(self.logical_pages, lpn);
+        // The last visit starting at or before p (visits that placed nothing
+        // start where the next one does, and lose the tie).
+        self.pos.partition_point(|&x| x <= p) - 1
+    }
+
+    /// Block, slot range, valid slots to place, lpn sequence and generator
+    /// of visit `v`, as the eager fill had them.
+    fn setup(&self, v: usize) -> (u32, u32, u32, u32, LpnSequence, WyRand) {
+        let r = self.round_first.partition_point(|&f| f as usize <= v) as u32 - 1;
+        let lo = r * super::precondition::WALK_SLOTS;
+        let hi = (lo + super::precondition::WALK_SLOTS).min(self.spb);
+        let seq = LpnSequence::at(self.logical_pages, self.pos[v]);
+        let rng = WyRand::at(self.rng0, self.draws[v] as u64);
+        (self.blk[v], lo, hi, self.need[v], seq, rng)
+    }
+
+    /// The lpn the eager fill's dropped slots at the end of visit `v` wrote
+    /// a placeholder to (the first lpn of a later visit), if any.
+    fn next_lpn(&self, v: usize) -> Option<Lpn> {
+        let p = self.pos[v + 1];
+        (p < self.logical_pages).then(|| LpnSequence::at(self.logical_pages, p).peek())
+    }
+
+    /// Start loading the `l2p` cache lines visit `v` writes: its lpns are
+    /// runs spread over the whole map, so in any order but the eager
+    /// fill's each is a cache miss; issued together, the misses overlap.
+    fn prefetch_l2p(&self, v: usize, l2p: &[u32]) {
+        let (p, end) = (self.pos[v], self.pos[v + 1]);
+        if p == end {
+            return;
+        }
+        let mut seq = LpnSequence::at(self.logical_pages, p);
+        let mut n = end - p;
+        while n > 0 {
+            prefetch(l2p, seq.peek());
+            n -= seq.skip(n);
+        }
+    }
+
+    /// Build the `l2p` entries of `lpn`'s visit if not yet built.
+    pub(super) fn build_lpn(&mut self, lpn: Lpn, l2p: &mut [u32]) {
+        let v = self.visit_of(lpn);
+        if !self.is_l2p_done(v) {
+            self.prefetch_l2p(v, l2p);
+            let (blk, lo, hi, need, mut seq, mut rng) = self.setup(v);
+            let keep = self.next_lpn(v).map(|x| (x, l2p[x as usize]));
+            fill_l2p(l2p, blk * self.spb, lo, hi, self.spb, need, &mut seq, &mut rng);
+            if let Some((x, old)) = keep {
+                l2p[x as usize] = old;
+            }
+            self.set_l2p_done(v);
+        }
+    }
+
+    /// Build `p2l` of `block` (and the `l2p` entries of its visits not yet built).
+    pub(super) fn build_block(&mut self, block: BlockId, l2p: &mut [u32], p2l: &mut [u32]) {
+        if self.ready[block as usize] {
+            return;
+        }
+        let rounds = self.by_block.len() / self.nblocks;
+        for r in 0..rounds {
+            let v = self.by_block[r * self.nblocks + block as usize];
+            if v != NIL {
+                self.build_visit(v as usize, l2p, p2l);
+            }
+        }
+        self.ready[block as usize] = true;
+        self.blocks_left -= 1;
+    }
+
+    /// Build everything not yet built, in the eager fill's order.
+    pub(super) fn build_all(&mut self, l2p: &mut [u32], p2l: &mut [u32]) {
+        for v in 0..self.blk.len() {
+            if !self.ready[self.blk[v] as usize] {
+                self.build_visit(v, l2p, p2l);
+            }
+        }
+        for r in self.ready.iter_mut() {
+            *r = true;
+        }
+        self.blocks_left = 0;
+        debug_assert_eq!(self.l2p_left, 0);
+    }
+
+    /// Build `p2l` of visit `v`'s slots (its block is not ready), and its `l2p` entries if needed.
+    fn build_visit(&mut self, v: usize, l2p: &mut [u32], p2l: &mut [u32]) {
+        self.prefetch_l2p(v, l2p);
+        let (blk, lo, hi, need, mut seq, mut rng) = self.setup(v);
+        let base = blk * self.spb;
+        if self.is_l2p_done(v) {
+            // Only the slots whose lpn has not moved since.
+            for_each_kept(lo, hi, self.spb, need, &mut rng, |i| {
+                let (lpn, ppn) = (seq.peek(), base + lo + i);
+                if l2p[lpn as usize] == ppn + 1 {
+                    p2l[ppn as usize] = lpn + 1;
+                }
+                seq.advance(1);
+            });
+        } else {
+            // Neither map touched there yet: the eager fill's own kernel.
+            let keep = self.next_lpn(v).map(|x| (x, l2p[x as usize]));
+            fill_valid_slots(p2l, l2p, base, lo, hi, self.spb, need, &mut seq, &mut rng);
+            if let Some((x, old)) = keep {
+                l2p[x as usize] = old;
+            }
+            self.set_l2p_done(v);
+        }
+    }
+}
+
+impl Ftl {
+    /// Build the `l2p` entry of `lpn` if the lazy steady state has not yet.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn build_lpn(&mut self, lpn: Lpn) {
+        if let Some(z) = self.lazy.as_deref_mut() {
+            z.build_lpn(lpn, &mut self.l2p);
+            self.drop_lazy_if_done();
+        }
+    }
+
+    /// Build `p2l` of `block` if the lazy steady state has not yet.
+    #[inline]
+    pub(super) fn build_block(&mut self, block: BlockId) {
+        if let Some(z) = self.lazy.as_deref_mut() {
+            if !z.ready(block) {
+                z.build_block(block, &mut self.l2p, &mut self.p2l);
+                self.drop_lazy_if_done();
+            }
+        }
+    }
+
+    /// Whether `p2l` of `block` holds its true state (always, unless a lazy
+    /// steady state has not built it yet).
+    #[inline]
+    pub(super) fn p2l_built(&self, block: BlockId) -> bool {
+        self.lazy.as_deref().is_none_or(|z| z.ready(block))
+    }
+
+    pub(super) fn drop_lazy_if_done(&mut self) {
+        if self.lazy.as_deref().is_some_and(Lazy::done) {
+            self.lazy = None;
+        }
+    }
+
+    /// Build every part of a lazily preconditioned drive's maps not built
+    /// yet (nothing to do otherwise): afterwards the maps are exactly those
+    /// of the eager build, and no lookup pays for building. For timing the
+    /// engine alone, and for checks that read the maps whole.
+    pub fn materialize_all(&mut self) {
+        if let Some(mut z) = self.lazy.take() {
+            z.build_all(&mut self.l2p, &mut self.p2l);
+        }
+    }
+
+    /// Whether part of the maps is still to be built on first touch.
+    pub fn is_lazy(&self) -> bool {
+        self.lazy.is_some()
+    }
+
+    /// Ok if `other` is in exactly the same state (maps, per-block and
+    /// per-plane state, open stripes, counters), else the first difference.
+    /// Both must be fully built ([`Ftl::materialize_all`]). For tests: a
+    /// lazily built drive must equal an eagerly built one.
+    pub fn same_state_as(&self, other: &Ftl) -> Result<(), String> {
+        if self.is_lazy() || other.is_lazy() {
+            return Err("a drive is not fully built: call materialize_all first".into());
+        }
+        fn first_diff(name: &str, a: &[u32], b: &[u32]) -> Result<(), String> {
+            if a.len() != b.len() {
+                return Err(format!("{name}: {} entries vs {}", a.len(), b.len()));
+            }
+            match a.iter().zip(b).position(|(x, y)| x != y) {
+                Some(i) => Err(format!("{name}[{i}]: {} vs {}", a[i], b[i])),
+                None => Ok(()),
+            }
+        }
+        if self.geom != other.geom || self.logical_pages != other.logical_pages {
+            return Err("different geometry".into());
+        }
+        first_diff("l2p", &self.l2p, &other.l2p)?;
+        first_diff("p2l", &self.p2l, &other.p2l)?;
+        first_diff("written", &self.written, &other.written)?;
+        first_diff("stored", &self.stored, &other.stored)?;
+        first_diff("valid", &self.valid, &other.valid)?;
+        if let Some(b) = (0..self.state.len()).find(|&b| self.state[b] != other.state[b]) {
+            return Err(format!("block {b}: {:?} vs {:?}", self.state[b], other.state[b]));
+        }
+        first_diff("erase_count", &self.erase_count, &other.erase_count)?;
+        first_diff("next", &self.next, &other.next)?;
+        first_diff("prev", &self.prev, &other.prev)?;
+        first_diff("heads", &self.heads, &other.heads)?;
+        if self.nonempty != other.nonempty {
+            return Err("bucket bitmaps differ".into());
+        }
+        first_diff("lo_word", &self.lo_word, &other.lo_word)?;
+        first_diff("free_ring", &self.free_ring, &other.free_ring)?;
+        first_diff("free_head", &self.free_head, &other.free_head)?;
+        first_diff("free_len", &self.free_len, &other.free_len)?;
+        first_diff("die_free", &self.die_free, &other.die_free)?;
+        first_diff("stream_blocks", &self.stream_blocks, &other.stream_blocks)?;
+        if self.cursors != other.cursors {
+            return Err("open stripe cursors differ".into());
+        }
+        let counters = |f: &Ftl| (f.host_slots, f.gc_slots, f.padded_slots, f.erases, f.model);
+        if counters(self) != counters(other) {
+            return Err(format!("counters {:?} vs {:?}", counters(self), counters(other)));
+        }
+        Ok(())
+    }
+}
+
+/// Hint that `map[i]` will be written soon (no effect on results).
+#[inline]
+fn prefetch(map: &[u32], i: u32) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(e) = map.get(i as usize) {
+        // SAFETY: a prefetch never faults and has no architectural effect;
+        // the pointer comes from a live reference.
+        #[allow(unused_unsafe)]
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(e as *const u32 as *const i8);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (map, i);
+}
+
+/// The draws of `fill_valid_slots` without its writes: returns the valid
+/// slots still to place after slots `lo..hi` and how many slots it looked at.
+#[inline]
+fn count_kept(lo: u32, hi: u32, slots_per_block: u32, mut need: u32, rng: &mut WyRand) -> (u32, u32) {
+    let n = hi - lo;
+    let mut left = (slots_per_block - lo) as u64;
+    let mut i = 0;
+    while i < n && need > 0 {
+        let bits = rng.next();
+        need -= ((((bits as u32 as u64) * left) >> 32) < need as u64) as u32;
+        left -= 1;
+        i += 1;
+        if i == n || need == 0 {
+            break;
+        }
+        need -= (((((bits >> 32) as u32 as u64) * left) >> 32) < need as u64) as u32;
+        left -= 1;
+        i += 1;
+    }
+    (need, i)
+}
+
+/// `fill_valid_slots` for `l2p` alone. The placeholder it writes after the
+/// visit's last kept slot (to the next visit's first lpn) is for the caller to undo.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn fill_l2p(
+    l2p: &mut [u32],
+    base: u32,
+    lo: u32,
+    hi: u32,
+    slots_per_block: u32,
+    mut need: u32,
+    seq: &mut LpnSequence,
+    rng: &mut WyRand,
+) -> u32 {
+    let mut bits = 0u64;
+    let mut left = (slots_per_block - lo) as u64;
+    for i in 0..hi - lo {
+        if need == 0 {
+            break;
+        }
+        if i % 2 == 0 {
+            bits = rng.next();
+        }
+        let keep = ((((bits as u32 as u64) * left) >> 32) < need as u64) as u32;
+        bits >>= 32;
+        l2p[seq.peek() as usize] = base + lo + i + 1;
+        seq.advance(keep);
+        need -= keep;
+        left -= 1;
+    }
+    need
+}
+
+/// The draws of `fill_valid_slots`, calling `f(i)` for each kept slot `lo + i`.
+#[inline]
+fn for_each_kept(lo: u32, hi: u32, slots_per_block: u32, mut need: u32, rng: &mut WyRand, mut f: impl FnMut(u32)) {
+    let mut bits = 0u64;
+    let mut left = (slots_per_block - lo) as u64;
+    for i in 0..hi - lo {
+        if need == 0 {
+            break;
+        }
+        if i % 2 == 0 {
+            bits = rng.next();
+        }
+        if (((bits as u32 as u64) * left) >> 32) < need as u64 {
+            f(i);
+            need -= 1;
+        }
+        bits >>= 32;
+        left -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::precondition::fill_valid_slots;
+    use super::*;
+
+    #[test]
+    fn sequence_enters_at_any_position_and_inverts() {
+        // Short last runs, fewer runs than streams, runs not a multiple of the streams.
+        for l in [1u32, 7, 8, 9, 100, 1023, 1024, 1025, 5000, 8 * 128 * 3 + 8 * 5 + 3] {
+            let mut s = LpnSequence::new(l);
+            let mut seen = vec![false; l as usize];
+            for pos in 0..l {
+                let at = LpnSequence::at(l, pos);
+                assert_eq!(at.peek(), s.peek(), "L {l} pos {pos}");
+                assert_eq!(at.left, s.left, "L {l} pos {pos}");
+                let lpn = s.peek();
+                assert!(!seen[lpn as usize], "L {l}: lpn {lpn} twice");
+                seen[lpn as usize] = true;
+                assert_eq!(LpnSequence::position_of(l, lpn), pos, "L {l} lpn {lpn}");
+                // Skipping to the end of the run lands where stepping does.
+                let mut k = LpnSequence::at(l, pos);
+                let t = k.skip(u32::MAX);
+                let mut st = LpnSequence::at(l, pos);
+                for _ in 0..t {
+                    st.advance(1);
+                }
+                assert_eq!((k.peek(), k.left), (st.peek(), st.left), "L {l} skip from {pos}");
+                assert!((1..=8).contains(&t), "L {l} skip from {pos}: {t}");
+                // Stepping on from an entered state goes the same way.
+                let mut a = at;
+                a.advance(1);
+                s.advance(1);
+                if pos + 1 < l {
+                    assert_eq!(a.peek(), s.peek(), "L {l} after pos {pos}");
+                }
+            }
+            assert!(s.done());
+        }
+    }
+
+    #[test]
+    fn kernels_draw_like_the_eager_fill() {
+        let spb = 2304;
+        let mut rng_seed = WyRand(12345);
+        for trial in 0..200u32 {
+            let lo = [0, 1024, 2048][trial as usize % 3];
+            let hi = (lo + 1024).min(spb);
+            let need = 1 + (rng_seed.next() % (spb - lo) as u64) as u32;
+            let l = 100_000;
+            let pos = (rng_seed.next() % 50_000) as u32;
+            let r0 = rng_seed.next();
+            let mut p2l = vec![0u32; spb as usize];
+            let mut l2p = vec![0u32; l as usize];
+            let (mut seq, mut rng) = (LpnSequence::at(l, pos), WyRand(r0));
+            let left = fill_valid_slots(&mut p2l, &mut l2p, 0, lo, hi, spb, need, &mut seq, &mut rng);
+            let (seq_end, rng_end) = (seq.peek(), rng.0);
+
+            let mut r = WyRand(r0);
+            let (c_left, used) = count_kept(lo, hi, spb, need, &mut r);
+            assert_eq!((c_left, r.0), (left, rng_end), "trial {trial}");
+            assert_eq!(WyRand::at(r0, used.div_ceil(2) as u64).0, rng_end);
+
+            let mut l2 = vec![0u32; l as usize];
+            let (mut s, mut r) = (LpnSequence::at(l, pos), WyRand(r0));
+            assert_eq!(fill_l2p(&mut l2, 0, lo, hi, spb, need, &mut s, &mut r), left);
+            assert_eq!((s.peek(), r.0), (seq_end, rng_end));
+            assert!(l2 == l2p, "trial {trial}");
+
+            let mut p2 = vec![0u32; spb as usize];
+            let (mut s, mut r) = (LpnSequence::at(l, pos), WyRand(r0));
+            for_each_kept(lo, hi, spb, need, &mut r, |i| {
+                p2[(lo + i) as usize] = s.peek() + 1;
+                s.advance(1);
+            });
+            assert!(p2 == p2l, "trial {trial}");
+        }
+    }
+}
