@@ -11,27 +11,33 @@
 //! out before it. [`Lazy::plan`] runs the walk once without touching the maps
 //! (the same draws, only counted) and keeps those three numbers per visit;
 //! the generator is a counter and the lpn sequence can be entered at any
-//! position, so any visit can then be replayed alone, writing exactly what
-//! the eager fill wrote.
+//! position, so any visit can then be replayed alone, giving exactly what
+//! the eager fill gave.
 //!
-//! The two maps are materialised separately, each on first touch:
+//! The maps are built on first touch:
 //!
-//! * `l2p`, per visit: a lookup of an lpn whose entry is 0 replays the visit
-//!   that placed it (found from its position in the sequence), writing the
-//!   `l2p` entries of the lpns that visit placed. Until then nothing reads or
-//!   writes those entries, so 0 means "not yet built" while the visit is not
-//!   done and "unmapped" once it is.
+//! * `l2p`, per lpn: a lookup of an lpn whose entry is 0 and not built yet
+//!   finds the visit that placed it (from its position in the sequence) and
+//!   replays that visit's draws up to its slot (about half a visit, under
+//!   a microsecond). A bitmap over lpns tells "not built yet" from
+//!   "unmapped" (trimmed) for a zero entry.
 //! * `p2l`, per block: reading a block's slots (GC) or erasing it replays
 //!   the block's visits, writing the slots whose lpn still maps there (an
 //!   lpn overwritten since left its old slot, which eager `invalidate`
-//!   cleared). Until then `p2l` of the block is neither read nor written
-//!   (`invalidate` skips it), so a run that only reads costs no `p2l` memory.
+//!   cleared) and the `l2p` entries of its lpns not built yet. Until then
+//!   `p2l` of the block is neither read nor written (`invalidate` skips
+//!   it), so a run that only reads costs no `p2l` memory.
 //!
-//! A piece never touched costs nothing: the maps are lazily zeroed memory.
-//! Once every visit and block is built the plan is dropped.
+//! Until an entry is built nothing reads or writes it, so building it later
+//! gives what the eager fill gave. A piece never touched costs nothing: the
+//! maps are lazily zeroed memory. Once every block is built the plan is dropped.
 
-use super::precondition::{fill_valid_slots, LpnSequence, Walk, WyRand};
+use super::precondition::{fill_valid_slots, LpnSequence, Walk, WyRand, WALK_SLOTS};
 use super::{BlockId, Ftl, Lpn, NIL};
+
+/// Positions of the lpn sequence per entry of `Lazy::index`: 512, fewer than
+/// a 1,024-slot visit places, so a lookup steps over a visit or two.
+const INDEX_SHIFT: u32 = 9;
 
 /// The fill's plan and what of it has been built.
 pub(super) struct Lazy {
@@ -50,14 +56,29 @@ pub(super) struct Lazy {
     draws: Vec<u32>,
     /// Lpns handed out before it; one more entry, `logical_pages`.
     pos: Vec<u32>,
+    /// For every `2^INDEX_SHIFT` positions of the lpn sequence, the last
+    /// visit starting at or before the first of them.
+    index: Vec<u32>,
     /// `round * nblocks + block` -> the visit, or NIL.
     by_block: Vec<u32>,
-    /// Visits whose `l2p` entries are built (bit set).
-    l2p_done: Vec<u64>,
-    /// Blocks whose `p2l` is built (those with no valid slot from the start too).
+    /// Visits with an `l2p` entry built alone (bit set).
+    touched: Vec<u64>,
+    /// Lpns whose `l2p` entry was built alone (bit set); lazily zeroed.
+    lpn_built: Vec<u64>,
+    /// Blocks whose `p2l` and whose lpns' `l2p` entries are all built (and
+    /// those with no valid slot from the start).
     ready: Vec<bool>,
-    l2p_left: usize,
     blocks_left: usize,
+}
+
+#[inline]
+fn bit(bits: &[u64], i: usize) -> bool {
+    bits[i / 64] >> (i % 64) & 1 == 1
+}
+
+#[inline]
+fn set_bit(bits: &mut [u64], i: usize) {
+    bits[i / 64] |= 1 << (i % 64);
 }
 
 impl Lazy {
@@ -66,22 +87,23 @@ impl Lazy {
     pub(super) fn plan(valid: &[u32], walk: Walk, rng0: u64, logical_pages: u32) -> Lazy {
         let nb = valid.len();
         let rounds = walk.rounds();
-        // Roughly one visit per valid slot range: size the per-visit arrays once.
-        let visits_guess = nb * rounds as usize;
+        // At most one visit per block and round: size the per-visit arrays once.
+        let visits_max = nb * rounds as usize;
         let mut z = Lazy {
             spb: walk.spb,
             logical_pages,
             nblocks: nb,
             rng0,
             round_first: Vec::with_capacity(rounds as usize + 1),
-            blk: Vec::with_capacity(visits_guess),
-            need: Vec::with_capacity(visits_guess),
-            draws: Vec::with_capacity(visits_guess),
-            pos: Vec::with_capacity(visits_guess + 1),
-            by_block: vec![NIL; nb * rounds as usize],
-            l2p_done: Vec::new(),
+            blk: Vec::with_capacity(visits_max),
+            need: Vec::with_capacity(visits_max),
+            draws: Vec::with_capacity(visits_max),
+            pos: Vec::with_capacity(visits_max + 1),
+            index: Vec::new(),
+            by_block: vec![NIL; visits_max],
+            touched: Vec::new(),
+            lpn_built: vec![0; (logical_pages as usize).div_ceil(64)],
             ready: valid.iter().map(|&v| v == 0).collect(),
-            l2p_left: 0,
             blocks_left: 0,
         };
         let mut need = valid.to_vec();
@@ -111,9 +133,15 @@ impl Lazy {
         assert_eq!(pos, logical_pages as u64, "the steady-state plan placed {pos} lpns");
         z.round_first.push(z.blk.len() as u32);
         z.pos.push(logical_pages);
-        let n = z.blk.len();
-        z.l2p_done = vec![0; n.div_ceil(64)];
-        z.l2p_left = n;
+        z.touched = vec![0; z.blk.len().div_ceil(64)];
+        let mut v = 0;
+        for b in 0..=(logical_pages as usize - 1) >> INDEX_SHIFT {
+            let p = (b << INDEX_SHIFT) as u32;
+            while z.pos[v + 1] <= p {
+                v += 1;
+            }
+            z.index.push(v as u32);
+        }
         z.blocks_left = z.ready.iter().filter(|&&r| !r).count();
         for v in [&mut z.blk, &mut z.need, &mut z.draws, &mut z.pos] {
             v.shrink_to_fit();
@@ -122,7 +150,7 @@ impl Lazy {
     }
 
     pub(super) fn done(&self) -> bool {
-        self.l2p_left == 0 && self.blocks_left == 0
+        self.blocks_left == 0
     }
 
     /// Whether `p2l` of `block` holds its true state.
@@ -131,79 +159,49 @@ impl Lazy {
         self.ready[block as usize]
     }
 
-    #[inline]
-    fn is_l2p_done(&self, v: usize) -> bool {
-        self.l2p_done[v / 64] >> (v % 64) & 1 == 1
-    }
-
-    fn set_l2p_done(&mut self, v: usize) {
-        self.l2p_done[v / 64] |= 1 << (v % 64);
-        self.l2p_left -= 1;
-    }
-
     /// Whether the `l2p` entry of `lpn` is built.
     pub(super) fn lpn_built(&self, lpn: Lpn) -> bool {
-        self.is_l2p_done(self.visit_of(lpn))
+        bit(&self.lpn_built, lpn as usize) || self.ready[self.blk[self.visit_of(lpn)] as usize]
     }
 
     /// The visit that placed `lpn`.
     fn visit_of(&self, lpn: Lpn) -> usize {
         let p = LpnSequence::position_of(self.logical_pages, lpn);
         // The last visit starting at or before p (visits that placed nothing
-        // start where the next one does, and lose the tie).
-        self.pos.partition_point(|&x| x <= p) - 1
+        // start where the next one does, and lose the tie). `pos` ends with
+        // `logical_pages`, past every p.
+        let mut v = self.index[(p >> INDEX_SHIFT) as usize] as usize;
+        while self.pos[v + 1] <= p {
+            v += 1;
+        }
+        v
     }
 
-    /// Block, slot range, valid slots to place, lpn sequence and generator
-    /// of visit `v`, as the eager fill had them.
-    fn setup(&self, v: usize) -> (u32, u32, u32, u32, LpnSequence, WyRand) {
+    /// Block, slot range, valid slots to place and generator of visit `v`,
+    /// as the eager fill had them.
+    fn setup(&self, v: usize) -> (u32, u32, u32, u32, WyRand) {
         let r = self.round_first.partition_point(|&f| f as usize <= v) as u32 - 1;
-        let lo = r * super::precondition::WALK_SLOTS;
-        let hi = (lo + super::precondition::WALK_SLOTS).min(self.spb);
-        let seq = LpnSequence::at(self.logical_pages, self.pos[v]);
+        let lo = r * WALK_SLOTS;
+        let hi = (lo + WALK_SLOTS).min(self.spb);
         let rng = WyRand::at(self.rng0, self.draws[v] as u64);
-        (self.blk[v], lo, hi, self.need[v], seq, rng)
+        (self.blk[v], lo, hi, self.need[v], rng)
     }
 
-    /// The lpn the eager fill's dropped slots at the end of visit `v` wrote
-    /// a placeholder to (the first lpn of a later visit), if any.
-    fn next_lpn(&self, v: usize) -> Option<Lpn> {
-        let p = self.pos[v + 1];
-        (p < self.logical_pages).then(|| LpnSequence::at(self.logical_pages, p).peek())
-    }
-
-    /// Start loading the `l2p` cache lines visit `v` writes: its lpns are
-    /// runs spread over the whole map, so in any order but the eager
-    /// fill's each is a cache miss; issued together, the misses overlap.
-    fn prefetch_l2p(&self, v: usize, l2p: &[u32]) {
-        let (p, end) = (self.pos[v], self.pos[v + 1]);
-        if p == end {
-            return;
-        }
-        let mut seq = LpnSequence::at(self.logical_pages, p);
-        let mut n = end - p;
-        while n > 0 {
-            prefetch(l2p, seq.peek());
-            n -= seq.skip(n);
-        }
-    }
-
-    /// Build the `l2p` entries of `lpn`'s visit if not yet built.
+    /// Build the `l2p` entry of `lpn` if not yet built.
     pub(super) fn build_lpn(&mut self, lpn: Lpn, l2p: &mut [u32]) {
         let v = self.visit_of(lpn);
-        if !self.is_l2p_done(v) {
-            self.prefetch_l2p(v, l2p);
-            let (blk, lo, hi, need, mut seq, mut rng) = self.setup(v);
-            let keep = self.next_lpn(v).map(|x| (x, l2p[x as usize]));
-            fill_l2p(l2p, blk * self.spb, lo, hi, self.spb, need, &mut seq, &mut rng);
-            if let Some((x, old)) = keep {
-                l2p[x as usize] = old;
-            }
-            self.set_l2p_done(v);
+        if bit(&self.lpn_built, lpn as usize) || self.ready[self.blk[v] as usize] {
+            return;
         }
+        let (blk, lo, hi, need, mut rng) = self.setup(v);
+        let k = LpnSequence::position_of(self.logical_pages, lpn) - self.pos[v];
+        let i = nth_kept(lo, hi, self.spb, need, &mut rng, k);
+        l2p[lpn as usize] = blk * self.spb + lo + i + 1;
+        set_bit(&mut self.lpn_built, lpn as usize);
+        set_bit(&mut self.touched, v);
     }
 
-    /// Build `p2l` of `block` (and the `l2p` entries of its visits not yet built).
+    /// Build `p2l` of `block` and the `l2p` entries of its lpns not yet built.
     pub(super) fn build_block(&mut self, block: BlockId, l2p: &mut [u32], p2l: &mut [u32]) {
         if self.ready[block as usize] {
             return;
@@ -226,35 +224,56 @@ impl Lazy {
                 self.build_visit(v, l2p, p2l);
             }
         }
-        for r in self.ready.iter_mut() {
-            *r = true;
-        }
+        self.ready.fill(true);
         self.blocks_left = 0;
-        debug_assert_eq!(self.l2p_left, 0);
     }
 
-    /// Build `p2l` of visit `v`'s slots (its block is not ready), and its `l2p` entries if needed.
+    /// Build visit `v`'s slots of `p2l` (its block is not ready) and the
+    /// `l2p` entries of its lpns not built yet.
     fn build_visit(&mut self, v: usize, l2p: &mut [u32], p2l: &mut [u32]) {
-        self.prefetch_l2p(v, l2p);
-        let (blk, lo, hi, need, mut seq, mut rng) = self.setup(v);
+        let touched = bit(&self.touched, v);
+        // Its lpns are runs spread over the whole map: in any order but the
+        // eager fill's each is a cache miss; issued together, they overlap.
+        let (p, end) = (self.pos[v], self.pos[v + 1]);
+        if p < end {
+            let mut seq = LpnSequence::at(self.logical_pages, p);
+            let mut n = end - p;
+            while n > 0 {
+                prefetch(l2p, seq.peek());
+                if touched {
+                    prefetch64(&self.lpn_built, seq.peek() / 64);
+                }
+                n -= seq.skip(n);
+            }
+        }
+        let (blk, lo, hi, need, mut rng) = self.setup(v);
         let base = blk * self.spb;
-        if self.is_l2p_done(v) {
-            // Only the slots whose lpn has not moved since.
+        if touched {
+            // Some lpns were built alone and may have moved since: those
+            // keep their entry and get a p2l slot only if still mapped there.
+            let mut seq = LpnSequence::at(self.logical_pages, p);
+            let built = &self.lpn_built;
             for_each_kept(lo, hi, self.spb, need, &mut rng, |i| {
                 let (lpn, ppn) = (seq.peek(), base + lo + i);
-                if l2p[lpn as usize] == ppn + 1 {
+                if !bit(built, lpn as usize) {
+                    l2p[lpn as usize] = ppn + 1;
+                    p2l[ppn as usize] = lpn + 1;
+                } else if l2p[lpn as usize] == ppn + 1 {
                     p2l[ppn as usize] = lpn + 1;
                 }
                 seq.advance(1);
             });
         } else {
             // Neither map touched there yet: the eager fill's own kernel.
-            let keep = self.next_lpn(v).map(|x| (x, l2p[x as usize]));
+            // Its dropped slots after the last kept one write a placeholder
+            // to the next visit's first lpn: put that entry back.
+            let mut seq = LpnSequence::at(self.logical_pages, p);
+            let next = (end < self.logical_pages).then(|| LpnSequence::at(self.logical_pages, end).peek());
+            let keep = next.map(|x| (x, l2p[x as usize]));
             fill_valid_slots(p2l, l2p, base, lo, hi, self.spb, need, &mut seq, &mut rng);
             if let Some((x, old)) = keep {
                 l2p[x as usize] = old;
             }
-            self.set_l2p_done(v);
         }
     }
 }
@@ -364,18 +383,30 @@ impl Ftl {
 /// Hint that `map[i]` will be written soon (no effect on results).
 #[inline]
 fn prefetch(map: &[u32], i: u32) {
-    #[cfg(target_arch = "x86_64")]
     if let Some(e) = map.get(i as usize) {
-        // SAFETY: a prefetch never faults and has no architectural effect;
-        // the pointer comes from a live reference.
-        #[allow(unused_unsafe)]
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch::<_MM_HINT_T0>(e as *const u32 as *const i8);
-        }
+        prefetch_ptr(e as *const u32 as *const i8);
+    }
+}
+
+#[inline]
+fn prefetch64(map: &[u64], i: u32) {
+    if let Some(e) = map.get(i as usize) {
+        prefetch_ptr(e as *const u64 as *const i8);
+    }
+}
+
+#[inline]
+fn prefetch_ptr(p: *const i8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and has no architectural effect; the
+    // pointer comes from a live reference.
+    #[allow(unused_unsafe)]
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p);
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (map, i);
+    let _ = p;
 }
 
 /// The draws of `fill_valid_slots` without its writes: returns the valid
@@ -400,37 +431,27 @@ fn count_kept(lo: u32, hi: u32, slots_per_block: u32, mut need: u32, rng: &mut W
     (need, i)
 }
 
-/// `fill_valid_slots` for `l2p` alone. The placeholder it writes after the
-/// visit's last kept slot (to the next visit's first lpn) is for the caller to undo.
-#[allow(clippy::too_many_arguments)]
+/// The draws of `fill_valid_slots` up to its `k`-th kept slot (from 0):
+/// returns that slot's index from `lo`. Panics if slots `lo..hi` keep fewer.
 #[inline]
-fn fill_l2p(
-    l2p: &mut [u32],
-    base: u32,
-    lo: u32,
-    hi: u32,
-    slots_per_block: u32,
-    mut need: u32,
-    seq: &mut LpnSequence,
-    rng: &mut WyRand,
-) -> u32 {
+fn nth_kept(lo: u32, hi: u32, slots_per_block: u32, mut need: u32, rng: &mut WyRand, k: u32) -> u32 {
     let mut bits = 0u64;
     let mut left = (slots_per_block - lo) as u64;
+    let mut kept = 0;
     for i in 0..hi - lo {
-        if need == 0 {
-            break;
-        }
         if i % 2 == 0 {
             bits = rng.next();
         }
         let keep = ((((bits as u32 as u64) * left) >> 32) < need as u64) as u32;
         bits >>= 32;
-        l2p[seq.peek() as usize] = base + lo + i + 1;
-        seq.advance(keep);
+        kept += keep;
+        if kept > k {
+            return i;
+        }
         need -= keep;
         left -= 1;
     }
-    need
+    panic!("a steady-state visit keeps {kept} slots, not {}", k + 1);
 }
 
 /// The draws of `fill_valid_slots`, calling `f(i)` for each kept slot `lo + i`.
@@ -509,18 +530,23 @@ mod tests {
             let mut l2p = vec![0u32; l as usize];
             let (mut seq, mut rng) = (LpnSequence::at(l, pos), WyRand(r0));
             let left = fill_valid_slots(&mut p2l, &mut l2p, 0, lo, hi, spb, need, &mut seq, &mut rng);
-            let (seq_end, rng_end) = (seq.peek(), rng.0);
+            let rng_end = rng.0;
 
             let mut r = WyRand(r0);
             let (c_left, used) = count_kept(lo, hi, spb, need, &mut r);
             assert_eq!((c_left, r.0), (left, rng_end), "trial {trial}");
             assert_eq!(WyRand::at(r0, used.div_ceil(2) as u64).0, rng_end);
 
-            let mut l2 = vec![0u32; l as usize];
-            let (mut s, mut r) = (LpnSequence::at(l, pos), WyRand(r0));
-            assert_eq!(fill_l2p(&mut l2, 0, lo, hi, spb, need, &mut s, &mut r), left);
-            assert_eq!((s.peek(), r.0), (seq_end, rng_end));
-            assert!(l2 == l2p, "trial {trial}");
+            // Every kept slot, found alone, where the fill put it.
+            let kept: Vec<u32> = (lo..hi).filter(|&i| p2l[i as usize] != 0).map(|i| i - lo).collect();
+            assert_eq!(kept.len() as u32, need - left, "trial {trial}");
+            for (k, &i) in kept.iter().enumerate() {
+                assert_eq!(
+                    nth_kept(lo, hi, spb, need, &mut WyRand(r0), k as u32),
+                    i,
+                    "trial {trial} k {k}"
+                );
+            }
 
             let mut p2 = vec![0u32; spb as usize];
             let (mut s, mut r) = (LpnSequence::at(l, pos), WyRand(r0));
