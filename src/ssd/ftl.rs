@@ -247,24 +247,25 @@ impl Ftl {
             model: None,
             lazy: None,
         };
-        f.reset();
+        f.reset(true);
         f
     }
 
     /// Back to an empty drive (maps freshly allocated, so untouched memory
-    /// stays lazily zeroed). Erase counts are kept.
-    fn reset(&mut self) {
+    /// stays lazily zeroed). Erase counts are kept. `huge`: the maps may
+    /// use huge pages (see [`use_huge_pages`]).
+    fn reset(&mut self, huge: bool) {
         // Free the old maps before allocating the new ones, so peak memory
         // does not double.
         self.l2p = Vec::new();
         self.p2l = Vec::new();
         self.written = Vec::new();
         self.stored = Vec::new();
-        self.l2p = huge_zeroed(self.logical_pages as usize);
-        self.p2l = huge_zeroed(self.total_slots as usize);
+        self.l2p = huge_zeroed(self.logical_pages as usize, huge);
+        self.p2l = huge_zeroed(self.total_slots as usize, huge);
         if self.verify {
-            self.written = huge_zeroed(self.logical_pages as usize);
-            self.stored = huge_zeroed(self.total_slots as usize);
+            self.written = huge_zeroed(self.logical_pages as usize, huge);
+            self.stored = huge_zeroed(self.total_slots as usize, huge);
         }
         let nb = self.total_blocks as usize;
         let nplanes = (self.dies * self.planes) as usize;
@@ -956,7 +957,8 @@ static HUGE_PAGES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool
 /// (process-wide). Sweeps turn it on: over many runs it halves the time
 /// spent faulting in maps and speeds every lookup. Single runs leave it off:
 /// right after a big build, a machine was seen to take 8 s instead of 3.4 s
-/// to hand a 1.6 TB drive's 3.5 GB of maps out in huge pages.
+/// to hand a 1.6 TB drive's 3.5 GB of maps out in huge pages. Lazily built
+/// maps never do: scattered first touches would each take 2 MiB (README).
 pub fn use_huge_pages(on: bool) {
     HUGE_PAGES.store(on, std::sync::atomic::Ordering::Relaxed);
 }
@@ -966,11 +968,15 @@ pub fn use_huge_pages(on: bool) {
 /// elsewhere or when THP is off). The maps are hundreds of MiB read at
 /// random: 2 MiB pages cut the page faults of first touch by 512x and the
 /// TLB misses of every lookup. Still lazily zeroed: untouched 2 MiB regions
-/// take no memory. `NVMESIM_NO_HUGEPAGES` in the environment turns it off.
-fn huge_zeroed(n: usize) -> Vec<u32> {
+/// take no memory. `NVMESIM_NO_HUGEPAGES` in the environment turns it off,
+/// and so does `huge` false.
+fn huge_zeroed(n: usize, huge: bool) -> Vec<u32> {
     let v = vec![0u32; n];
     #[cfg(target_os = "linux")]
-    if HUGE_PAGES.load(std::sync::atomic::Ordering::Relaxed) && std::env::var_os("NVMESIM_NO_HUGEPAGES").is_none() {
+    if huge
+        && HUGE_PAGES.load(std::sync::atomic::Ordering::Relaxed)
+        && std::env::var_os("NVMESIM_NO_HUGEPAGES").is_none()
+    {
         const HUGE: usize = 2 << 20;
         let start = v.as_ptr() as usize;
         let end = start + n * std::mem::size_of::<u32>();

@@ -302,7 +302,7 @@ impl Ftl {
     /// plane: every used block fully valid, each die's last stripe left open
     /// as its user stripe. Resets all state and counters first.
     pub fn precondition_sequential(&mut self, fraction: f64) {
-        self.reset();
+        self.reset(true);
         let n = (fraction.clamp(0.0, 1.0) * self.logical_pages as f64).round() as u64;
         let unit = self.slots_per_die_program() as u64;
         let units = n.div_ceil(unit);
@@ -390,7 +390,7 @@ impl Ftl {
     /// filled when first looked at, with exactly the values
     /// [`Ftl::precondition_steady_state_eager`] writes.
     pub fn precondition_steady_state(&mut self, seed: u64, reserve_free_blocks: u32) -> SteadyStateModel {
-        let (model, walk) = self.steady_state_blocks(reserve_free_blocks);
+        let (model, walk) = self.steady_state_blocks(reserve_free_blocks, true);
         let plan = super::lazy::Lazy::plan(&self.valid, walk, steady_state_rng(seed), self.logical_pages);
         self.lazy = Some(Box::new(plan));
         self.drop_lazy_if_done();
@@ -402,7 +402,7 @@ impl Ftl {
     /// is checked against, and a little faster when a run will touch the
     /// whole drive anyway. O(slots) time and memory.
     pub fn precondition_steady_state_eager(&mut self, seed: u64, reserve_free_blocks: u32) -> SteadyStateModel {
-        let (model, walk) = self.steady_state_blocks(reserve_free_blocks);
+        let (model, walk) = self.steady_state_blocks(reserve_free_blocks, false);
         // Rounds over slot ranges, each round visiting every data block (see
         // `Walk`), selection-sampling its valid slots.
         let mut need = self.valid.clone();
@@ -425,9 +425,10 @@ impl Ftl {
 
     /// Everything of the steady state but the maps: valid counts by age,
     /// closed blocks in their buckets, free lists, the model. Returns the
-    /// model and the order in which the fill visits the blocks.
-    fn steady_state_blocks(&mut self, reserve_free_blocks: u32) -> (SteadyStateModel, Walk) {
-        self.reset();
+    /// model and the order in which the fill visits the blocks. `lazy`: the
+    /// maps will be built on first touch (no huge pages for them).
+    fn steady_state_blocks(&mut self, reserve_free_blocks: u32, lazy: bool) -> (SteadyStateModel, Walk) {
+        self.reset(!lazy);
         let (np, spb, bpp) = (self.planes, self.slots_per_block, self.bpp);
         let reserve_per_plane = reserve_free_blocks.div_ceil(np);
         assert!(
