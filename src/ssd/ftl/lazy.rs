@@ -8,8 +8,9 @@
 //! them the next lpns of one sequence (`LpnSequence`). What a visit writes
 //! depends on the walk only through three numbers: the valid slots its block
 //! still had to place, the random draws made before it and the lpns handed
-//! out before it. [`Lazy::plan`] runs the walk once without touching the maps
-//! (the same draws, only counted) and keeps those three numbers per visit;
+//! out before it. `Plan::make` runs the walk once without touching the maps
+//! (the same draws, only counted) and keeps those three numbers per visit
+//! (a `Plan`, shared by the drives of a sweep built the same way);
 //! the generator is a counter and the lpn sequence can be entered at any
 //! position, so any visit can then be replayed alone, giving exactly what
 //! the eager fill gave.
@@ -34,13 +35,15 @@
 
 use super::precondition::{fill_valid_slots, LpnSequence, Walk, WyRand, WALK_SLOTS};
 use super::{BlockId, Ftl, Lpn, NIL};
+use std::sync::Arc;
 
-/// Positions of the lpn sequence per entry of `Lazy::index`: 512, fewer than
+/// Positions of the lpn sequence per entry of `Plan::index`: 512, fewer than
 /// a 1,024-slot visit places, so a lookup steps over a visit or two.
 const INDEX_SHIFT: u32 = 9;
 
-/// The fill's plan and what of it has been built.
-pub(super) struct Lazy {
+/// What the fill's walk gives, the same for every drive of the same
+/// geometry, logical pages, reserve and seed: shared (see `Plan::get`).
+pub(super) struct Plan {
     spb: u32,
     logical_pages: u32,
     nblocks: usize,
@@ -61,35 +64,44 @@ pub(super) struct Lazy {
     index: Vec<u32>,
     /// `round * nblocks + block` -> the visit, or NIL.
     by_block: Vec<u32>,
-    /// Visits with an `l2p` entry built alone (bit set).
-    touched: Vec<u64>,
-    /// Lpns whose `l2p` entry was built alone (bit set); lazily zeroed.
-    lpn_built: Vec<u64>,
-    /// Blocks whose `p2l` and whose lpns' `l2p` entries are all built (and
-    /// those with no valid slot from the start).
-    ready: Vec<bool>,
-    blocks_left: usize,
 }
 
-#[inline]
-fn bit(bits: &[u64], i: usize) -> bool {
-    bits[i / 64] >> (i % 64) & 1 == 1
+/// What decides a plan: the walk (geometry and reserve), the valid counts'
+/// inputs (geometry, logical pages, reserve) and the generator's first state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct PlanKey {
+    pub(super) walk: Walk,
+    pub(super) logical_pages: u32,
+    pub(super) rng0: u64,
 }
 
-#[inline]
-fn set_bit(bits: &mut [u64], i: usize) {
-    bits[i / 64] |= 1 << (i % 64);
-}
+/// Plans kept for the next drive built the same way (a sweep's runs, a
+/// scenario's variants): at most `PLANS_KEPT`, most recently used first.
+/// Building a plan is a pass of random draws over every slot (0.1 s for a
+/// 400 GB drive, 0.5 s for 1.6 TB); a plan is about 25 bytes per block
+/// visit (16 MB for 1.6 TB).
+static PLANS: std::sync::Mutex<Vec<(PlanKey, Arc<Plan>)>> = std::sync::Mutex::new(Vec::new());
+const PLANS_KEPT: usize = 4;
 
-impl Lazy {
-    /// Run the walk of the eager fill without writing the maps: `valid` are
-    /// the blocks' valid counts, `rng0` the generator's first state.
-    pub(super) fn plan(valid: &[u32], walk: Walk, rng0: u64, logical_pages: u32) -> Lazy {
+impl Plan {
+    /// The plan for `key`, shared if one was made already; `valid` are the
+    /// blocks' valid counts (they follow from the key).
+    pub(super) fn get(key: PlanKey, valid: &[u32]) -> Arc<Plan> {
+        kept_or_make(&PLANS, key, || Plan::make(key, valid))
+    }
+
+    /// Run the walk of the eager fill without writing the maps.
+    fn make(key: PlanKey, valid: &[u32]) -> Plan {
+        let PlanKey {
+            walk,
+            logical_pages,
+            rng0,
+        } = key;
         let nb = valid.len();
         let rounds = walk.rounds();
         // At most one visit per block and round: size the per-visit arrays once.
         let visits_max = nb * rounds as usize;
-        let mut z = Lazy {
+        let mut z = Plan {
             spb: walk.spb,
             logical_pages,
             nblocks: nb,
@@ -101,10 +113,6 @@ impl Lazy {
             pos: Vec::with_capacity(visits_max + 1),
             index: Vec::new(),
             by_block: vec![NIL; visits_max],
-            touched: Vec::new(),
-            lpn_built: vec![0; (logical_pages as usize).div_ceil(64)],
-            ready: valid.iter().map(|&v| v == 0).collect(),
-            blocks_left: 0,
         };
         let mut need = valid.to_vec();
         let (mut draws, mut pos) = (0u64, 0u64);
@@ -133,7 +141,6 @@ impl Lazy {
         assert_eq!(pos, logical_pages as u64, "the steady-state plan placed {pos} lpns");
         z.round_first.push(z.blk.len() as u32);
         z.pos.push(logical_pages);
-        z.touched = vec![0; z.blk.len().div_ceil(64)];
         let mut v = 0;
         for b in 0..=(logical_pages as usize - 1) >> INDEX_SHIFT {
             let p = (b << INDEX_SHIFT) as u32;
@@ -142,26 +149,14 @@ impl Lazy {
             }
             z.index.push(v as u32);
         }
-        z.blocks_left = z.ready.iter().filter(|&&r| !r).count();
         for v in [&mut z.blk, &mut z.need, &mut z.draws, &mut z.pos] {
             v.shrink_to_fit();
         }
         z
     }
 
-    pub(super) fn done(&self) -> bool {
-        self.blocks_left == 0
-    }
-
-    /// Whether `p2l` of `block` holds its true state.
-    #[inline]
-    pub(super) fn ready(&self, block: BlockId) -> bool {
-        self.ready[block as usize]
-    }
-
-    /// Whether the `l2p` entry of `lpn` is built.
-    pub(super) fn lpn_built(&self, lpn: Lpn) -> bool {
-        bit(&self.lpn_built, lpn as usize) || self.ready[self.blk[self.visit_of(lpn)] as usize]
+    fn visits(&self) -> usize {
+        self.blk.len()
     }
 
     /// The visit that placed `lpn`.
@@ -186,17 +181,98 @@ impl Lazy {
         let rng = WyRand::at(self.rng0, self.draws[v] as u64);
         (self.blk[v], lo, hi, self.need[v], rng)
     }
+}
+
+/// The value `kept` holds for `key`, moved to the front, or `make()`'s, kept
+/// in front of at most `PLANS_KEPT - 1` others. `make` runs outside the
+/// lock: other workers go on meanwhile (two may make the same value once).
+fn kept_or_make<K: PartialEq + Copy, V>(
+    kept: &std::sync::Mutex<Vec<(K, Arc<V>)>>,
+    key: K,
+    make: impl FnOnce() -> V,
+) -> Arc<V> {
+    {
+        let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = kept.iter().position(|(k, _)| *k == key) {
+            let e = kept.remove(i);
+            let v = e.1.clone();
+            kept.insert(0, e);
+            return v;
+        }
+    }
+    let v = Arc::new(make());
+    let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+    kept.retain(|(k, _)| *k != key);
+    kept.insert(0, (key, v.clone()));
+    kept.truncate(PLANS_KEPT);
+    v
+}
+
+/// One drive's lazily built steady state: the shared plan and what of it
+/// this drive has built.
+pub(super) struct Lazy {
+    plan: Arc<Plan>,
+    /// Visits with an `l2p` entry built alone (bit set).
+    touched: Vec<u64>,
+    /// Lpns whose `l2p` entry was built alone (bit set); lazily zeroed.
+    lpn_built: Vec<u64>,
+    /// Blocks whose `p2l` and whose lpns' `l2p` entries are all built (and
+    /// those with no valid slot from the start).
+    ready: Vec<bool>,
+    blocks_left: usize,
+}
+
+#[inline]
+fn bit(bits: &[u64], i: usize) -> bool {
+    bits[i / 64] >> (i % 64) & 1 == 1
+}
+
+#[inline]
+fn set_bit(bits: &mut [u64], i: usize) {
+    bits[i / 64] |= 1 << (i % 64);
+}
+
+impl Lazy {
+    /// Nothing built yet of the steady state `key` gives, with the blocks'
+    /// valid counts `valid`.
+    pub(super) fn new(key: PlanKey, valid: &[u32]) -> Lazy {
+        let plan = Plan::get(key, valid);
+        let ready: Vec<bool> = valid.iter().map(|&v| v == 0).collect();
+        Lazy {
+            touched: vec![0; plan.visits().div_ceil(64)],
+            lpn_built: vec![0; (key.logical_pages as usize).div_ceil(64)],
+            blocks_left: ready.iter().filter(|&&r| !r).count(),
+            ready,
+            plan,
+        }
+    }
+
+    pub(super) fn done(&self) -> bool {
+        self.blocks_left == 0
+    }
+
+    /// Whether `p2l` of `block` holds its true state.
+    #[inline]
+    pub(super) fn ready(&self, block: BlockId) -> bool {
+        self.ready[block as usize]
+    }
+
+    /// Whether the `l2p` entry of `lpn` is built.
+    pub(super) fn lpn_built(&self, lpn: Lpn) -> bool {
+        bit(&self.lpn_built, lpn as usize) || self.ready[self.plan.blk[self.plan.visit_of(lpn)] as usize]
+    }
 
     /// Build the `l2p` entry of `lpn` if not yet built.
     pub(super) fn build_lpn(&mut self, lpn: Lpn, l2p: &mut [u32]) {
-        let v = self.visit_of(lpn);
-        if bit(&self.lpn_built, lpn as usize) || self.ready[self.blk[v] as usize] {
+        let z = &*self.plan;
+        let v = z.visit_of(lpn);
+        if bit(&self.lpn_built, lpn as usize) || self.ready[z.blk[v] as usize] {
             return;
         }
-        let (blk, lo, hi, need, mut rng) = self.setup(v);
-        let k = LpnSequence::position_of(self.logical_pages, lpn) - self.pos[v];
-        let i = nth_kept(lo, hi, self.spb, need, &mut rng, k);
-        l2p[lpn as usize] = blk * self.spb + lo + i + 1;
+        let (blk, lo, hi, need, mut rng) = z.setup(v);
+        let k = LpnSequence::position_of(z.logical_pages, lpn) - z.pos[v];
+        let i = nth_kept(lo, hi, z.spb, need, &mut rng, k);
+        l2p[lpn as usize] = blk * z.spb + lo + i + 1;
         set_bit(&mut self.lpn_built, lpn as usize);
         set_bit(&mut self.touched, v);
     }
@@ -206,9 +282,9 @@ impl Lazy {
         if self.ready[block as usize] {
             return;
         }
-        let rounds = self.by_block.len() / self.nblocks;
+        let rounds = self.plan.by_block.len() / self.plan.nblocks;
         for r in 0..rounds {
-            let v = self.by_block[r * self.nblocks + block as usize];
+            let v = self.plan.by_block[r * self.plan.nblocks + block as usize];
             if v != NIL {
                 self.build_visit(v as usize, l2p, p2l);
             }
@@ -219,8 +295,8 @@ impl Lazy {
 
     /// Build everything not yet built, in the eager fill's order.
     pub(super) fn build_all(&mut self, l2p: &mut [u32], p2l: &mut [u32]) {
-        for v in 0..self.blk.len() {
-            if !self.ready[self.blk[v] as usize] {
+        for v in 0..self.plan.visits() {
+            if !self.ready[self.plan.blk[v] as usize] {
                 self.build_visit(v, l2p, p2l);
             }
         }
@@ -230,13 +306,14 @@ impl Lazy {
 
     /// Build visit `v`'s slots of `p2l` (its block is not ready) and the
     /// `l2p` entries of its lpns not built yet.
-    fn build_visit(&mut self, v: usize, l2p: &mut [u32], p2l: &mut [u32]) {
+    fn build_visit(&self, v: usize, l2p: &mut [u32], p2l: &mut [u32]) {
+        let z = &*self.plan;
         let touched = bit(&self.touched, v);
         // Its lpns are runs spread over the whole map: in any order but the
         // eager fill's each is a cache miss; issued together, they overlap.
-        let (p, end) = (self.pos[v], self.pos[v + 1]);
+        let (p, end) = (z.pos[v], z.pos[v + 1]);
         if p < end {
-            let mut seq = LpnSequence::at(self.logical_pages, p);
+            let mut seq = LpnSequence::at(z.logical_pages, p);
             let mut n = end - p;
             while n > 0 {
                 prefetch(l2p, seq.peek());
@@ -246,14 +323,14 @@ impl Lazy {
                 n -= seq.skip(n);
             }
         }
-        let (blk, lo, hi, need, mut rng) = self.setup(v);
-        let base = blk * self.spb;
+        let (blk, lo, hi, need, mut rng) = z.setup(v);
+        let base = blk * z.spb;
+        let mut seq = LpnSequence::at(z.logical_pages, p);
         if touched {
             // Some lpns were built alone and may have moved since: those
             // keep their entry and get a p2l slot only if still mapped there.
-            let mut seq = LpnSequence::at(self.logical_pages, p);
             let built = &self.lpn_built;
-            for_each_kept(lo, hi, self.spb, need, &mut rng, |i| {
+            for_each_kept(lo, hi, z.spb, need, &mut rng, |i| {
                 let (lpn, ppn) = (seq.peek(), base + lo + i);
                 if !bit(built, lpn as usize) {
                     l2p[lpn as usize] = ppn + 1;
@@ -267,10 +344,9 @@ impl Lazy {
             // Neither map touched there yet: the eager fill's own kernel.
             // Its dropped slots after the last kept one write a placeholder
             // to the next visit's first lpn: put that entry back.
-            let mut seq = LpnSequence::at(self.logical_pages, p);
-            let next = (end < self.logical_pages).then(|| LpnSequence::at(self.logical_pages, end).peek());
+            let next = (end < z.logical_pages).then(|| LpnSequence::at(z.logical_pages, end).peek());
             let keep = next.map(|x| (x, l2p[x as usize]));
-            fill_valid_slots(p2l, l2p, base, lo, hi, self.spb, need, &mut seq, &mut rng);
+            fill_valid_slots(p2l, l2p, base, lo, hi, z.spb, need, &mut seq, &mut rng);
             if let Some((x, old)) = keep {
                 l2p[x as usize] = old;
             }
@@ -479,6 +555,29 @@ fn for_each_kept(lo: u32, hi: u32, slots_per_block: u32, mut need: u32, rng: &mu
 mod tests {
     use super::super::precondition::fill_valid_slots;
     use super::*;
+
+    #[test]
+    fn plans_are_shared_and_the_least_recently_used_dropped() {
+        let kept = std::sync::Mutex::new(Vec::new());
+        let made = std::cell::Cell::new(0);
+        let get = |k: u32| {
+            kept_or_make(&kept, k, || {
+                made.set(made.get() + 1);
+                k * 10
+            })
+        };
+        let a = get(1);
+        assert!(Arc::ptr_eq(&a, &get(1)), "made twice");
+        for k in 2..=PLANS_KEPT as u32 {
+            get(k);
+        }
+        get(1); // most recent again: 2 is now the oldest
+        get(PLANS_KEPT as u32 + 1);
+        assert_eq!(made.get(), PLANS_KEPT + 1);
+        assert!(Arc::ptr_eq(&a, &get(1)), "1 dropped");
+        assert_eq!(*get(2), 20);
+        assert_eq!(made.get(), PLANS_KEPT + 2, "2 was not dropped");
+    }
 
     #[test]
     fn sequence_enters_at_any_position_and_inverts() {

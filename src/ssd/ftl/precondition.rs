@@ -391,8 +391,12 @@ impl Ftl {
     /// [`Ftl::precondition_steady_state_eager`] writes.
     pub fn precondition_steady_state(&mut self, seed: u64, reserve_free_blocks: u32) -> SteadyStateModel {
         let (model, walk) = self.steady_state_blocks(reserve_free_blocks, true);
-        let plan = super::lazy::Lazy::plan(&self.valid, walk, steady_state_rng(seed), self.logical_pages);
-        self.lazy = Some(Box::new(plan));
+        let key = super::lazy::PlanKey {
+            walk,
+            logical_pages: self.logical_pages,
+            rng0: steady_state_rng(seed),
+        };
+        self.lazy = Some(Box::new(super::lazy::Lazy::new(key, &self.valid)));
         self.drop_lazy_if_done();
         model
     }
@@ -532,7 +536,7 @@ fn steady_state_rng(seed: u64) -> u64 {
 /// (dies fastest, then planes, stripes in a scrambled order so that
 /// neighbouring visits have unrelated ages). A block whose valid slots are
 /// all placed is skipped by the fill (it is still visited here).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Walk {
     pub(super) dies: u32,
     pub(super) planes: u32,
