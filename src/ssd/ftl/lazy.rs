@@ -3,37 +3,36 @@
 //! small part of them.
 //!
 //! The eager fill (`Ftl::precondition_steady_state_eager`) is one walk over
-//! the data blocks in a fixed order (`Walk`), each *visit* sampling the valid
-//! slots of one slot range of one block from one random stream and giving
-//! them the next lpns of one sequence (`LpnSequence`). What a visit writes
-//! depends on the walk only through three numbers: the valid slots its block
-//! still had to place, the random draws made before it and the lpns handed
-//! out before it. `Plan::make` runs the walk once without touching the maps
-//! (the same draws, only counted) and keeps those three numbers per visit
-//! (a `Plan`, shared by the drives of a sweep built the same way);
-//! the generator is a counter and the lpn sequence can be entered at any
-//! position, so any visit can then be replayed alone, giving exactly what
-//! the eager fill gave.
+//! the data blocks in a fixed order (`Walk`), each *visit* sampling which
+//! slots of one slot range of one block hold valid data, from one random
+//! stream, and giving them the next lpns of one sequence (`LpnSequence`).
+//! `Plan::make` runs that walk once without touching the maps: the same
+//! draws, but it keeps only one bit per slot (kept or not) and, per visit,
+//! the lpns handed out before it. The lpn sequence can be entered at any
+//! position, so any lpn's slot, or any block's lpns, follow from the plan
+//! alone, exactly as the eager fill placed them. A plan is shared by the
+//! drives built the same way (a sweep's runs, a scenario's variants).
 //!
 //! The maps are built on first touch:
 //!
 //! * `l2p`, per lpn: a lookup of an lpn whose entry is 0 and not built yet
 //!   finds the visit that placed it (from its position in the sequence) and
-//!   replays that visit's draws up to its slot (about half a visit, under
-//!   a microsecond). A bitmap over lpns tells "not built yet" from
-//!   "unmapped" (trimmed) for a zero entry.
-//! * `p2l`, per block: reading a block's slots (GC) or erasing it replays
-//!   the block's visits, writing the slots whose lpn still maps there (an
-//!   lpn overwritten since left its old slot, which eager `invalidate`
-//!   cleared) and the `l2p` entries of its lpns not built yet. Until then
-//!   `p2l` of the block is neither read nor written (`invalidate` skips
-//!   it), so a run that only reads costs no `p2l` memory.
+//!   its slot (the k-th kept bit of the visit's range), and writes that one
+//!   entry. A bitmap over lpns tells "not built yet" from "unmapped"
+//!   (trimmed) for a zero entry.
+//! * `p2l`, per block: reading a block's slots (GC) or erasing it builds the
+//!   block's slots whose lpn still maps there (an lpn overwritten since left
+//!   its old slot, which eager `invalidate` cleared) and the `l2p` entries of
+//!   its lpns not built yet. Until then `p2l` of the block is neither read
+//!   nor written (`invalidate` skips it), so a run that only reads costs no
+//!   `p2l` memory.
 //!
 //! Until an entry is built nothing reads or writes it, so building it later
 //! gives what the eager fill gave. A piece never touched costs nothing: the
-//! maps are lazily zeroed memory. Once every block is built the plan is dropped.
+//! maps are lazily zeroed memory. Once every block is built the drive's lazy
+//! state is dropped.
 
-use super::precondition::{fill_valid_slots, LpnSequence, Walk, WyRand, WALK_SLOTS};
+use super::precondition::{LpnSequence, Walk, WyRand, WALK_SLOTS};
 use super::{BlockId, Ftl, Lpn, NIL};
 use std::sync::Arc;
 
@@ -47,23 +46,19 @@ pub(super) struct Plan {
     spb: u32,
     logical_pages: u32,
     nblocks: usize,
-    /// The generator's state before the fill's first draw.
-    rng0: u64,
     /// First visit of each round, then the number of visits.
     round_first: Vec<u32>,
-    // Per visit, in walk order.
+    /// Per visit, in walk order: its block.
     blk: Vec<u32>,
-    /// Valid slots its block still had to place when the visit began.
-    need: Vec<u32>,
-    /// Random draws made before it.
-    draws: Vec<u32>,
-    /// Lpns handed out before it; one more entry, `logical_pages`.
+    /// Per visit: the lpns handed out before it; one more entry, `logical_pages`.
     pos: Vec<u32>,
     /// For every `2^INDEX_SHIFT` positions of the lpn sequence, the last
     /// visit starting at or before the first of them.
     index: Vec<u32>,
     /// `round * nblocks + block` -> the visit, or NIL.
     by_block: Vec<u32>,
+    /// One bit per physical slot: valid after the precondition.
+    kept: Vec<u64>,
 }
 
 /// What decides a plan: the walk (geometry and reserve), the valid counts'
@@ -75,11 +70,11 @@ pub(super) struct PlanKey {
     pub(super) rng0: u64,
 }
 
-/// Plans kept for the next drive built the same way (a sweep's runs, a
-/// scenario's variants): at most `PLANS_KEPT`, most recently used first.
-/// Building a plan is a pass of random draws over every slot (0.1 s for a
-/// 400 GB drive, 0.5 s for 1.6 TB); a plan is about 25 bytes per block
-/// visit (16 MB for 1.6 TB).
+/// Plans kept for the next drive built the same way: at most `PLANS_KEPT`,
+/// most recently used first. Making a plan is a pass of random draws over
+/// every slot (0.1 s for a 400 GB drive, 0.5 s for 1.6 TB); a plan holds a
+/// bit per slot and 8 bytes per block visit (85 MB for 1.6 TB, 20 MB for
+/// 400 GB).
 static PLANS: std::sync::Mutex<Vec<(PlanKey, Arc<Plan>)>> = std::sync::Mutex::new(Vec::new());
 const PLANS_KEPT: usize = 4;
 
@@ -105,17 +100,16 @@ impl Plan {
             spb: walk.spb,
             logical_pages,
             nblocks: nb,
-            rng0,
             round_first: Vec::with_capacity(rounds as usize + 1),
             blk: Vec::with_capacity(visits_max),
-            need: Vec::with_capacity(visits_max),
-            draws: Vec::with_capacity(visits_max),
             pos: Vec::with_capacity(visits_max + 1),
             index: Vec::new(),
             by_block: vec![NIL; visits_max],
+            kept: vec![0; (nb * walk.spb as usize).div_ceil(64)],
         };
         let mut need = valid.to_vec();
-        let (mut draws, mut pos) = (0u64, 0u64);
+        let mut rng = WyRand(rng0);
+        let mut pos = 0u64;
         for r in 0..rounds {
             z.round_first.push(z.blk.len() as u32);
             let (lo, hi) = walk.slots(r);
@@ -126,18 +120,14 @@ impl Plan {
                 }
                 z.by_block[r as usize * nb + b as usize] = z.blk.len() as u32;
                 z.blk.push(b);
-                z.need.push(n);
-                z.draws.push(draws as u32);
                 z.pos.push(pos as u32);
-                let mut rng = WyRand::at(rng0, draws);
-                let (left, used) = count_kept(lo, hi, walk.spb, n, &mut rng);
+                let first = b as usize * walk.spb as usize + lo as usize;
+                let left = draw_kept(lo, hi, walk.spb, n, &mut rng, &mut z.kept, first);
                 need[b as usize] = left;
                 pos += (n - left) as u64;
-                draws += used.div_ceil(2) as u64;
             });
         }
-        // Draws are at most one per two slots plus one per visit, and slots fit u32.
-        assert!(draws <= u32::MAX as u64 && z.blk.len() < NIL as usize);
+        assert!(z.blk.len() < NIL as usize);
         assert_eq!(pos, logical_pages as u64, "the steady-state plan placed {pos} lpns");
         z.round_first.push(z.blk.len() as u32);
         z.pos.push(logical_pages);
@@ -149,9 +139,8 @@ impl Plan {
             }
             z.index.push(v as u32);
         }
-        for v in [&mut z.blk, &mut z.need, &mut z.draws, &mut z.pos] {
-            v.shrink_to_fit();
-        }
+        z.blk.shrink_to_fit();
+        z.pos.shrink_to_fit();
         z
     }
 
@@ -172,14 +161,13 @@ impl Plan {
         v
     }
 
-    /// Block, slot range, valid slots to place and generator of visit `v`,
-    /// as the eager fill had them.
-    fn setup(&self, v: usize) -> (u32, u32, u32, u32, WyRand) {
+    /// The slots (ppns) visit `v` filled lie in `first..end`.
+    fn range(&self, v: usize) -> (u32, u32) {
         let r = self.round_first.partition_point(|&f| f as usize <= v) as u32 - 1;
         let lo = r * WALK_SLOTS;
         let hi = (lo + WALK_SLOTS).min(self.spb);
-        let rng = WyRand::at(self.rng0, self.draws[v] as u64);
-        (self.blk[v], lo, hi, self.need[v], rng)
+        let base = self.blk[v] * self.spb;
+        (base + lo, base + hi)
     }
 }
 
@@ -269,10 +257,10 @@ impl Lazy {
         if bit(&self.lpn_built, lpn as usize) || self.ready[z.blk[v] as usize] {
             return;
         }
-        let (blk, lo, hi, need, mut rng) = z.setup(v);
+        let (first, end) = z.range(v);
         let k = LpnSequence::position_of(z.logical_pages, lpn) - z.pos[v];
-        let i = nth_kept(lo, hi, z.spb, need, &mut rng, k);
-        l2p[lpn as usize] = blk * z.spb + lo + i + 1;
+        let ppn = select_bit(&z.kept, first as usize, end as usize, k);
+        l2p[lpn as usize] = ppn as u32 + 1;
         set_bit(&mut self.lpn_built, lpn as usize);
         set_bit(&mut self.touched, v);
     }
@@ -309,48 +297,36 @@ impl Lazy {
     fn build_visit(&self, v: usize, l2p: &mut [u32], p2l: &mut [u32]) {
         let z = &*self.plan;
         let touched = bit(&self.touched, v);
+        let (p, end) = (z.pos[v], z.pos[v + 1]);
+        if p == end {
+            return;
+        }
         // Its lpns are runs spread over the whole map: in any order but the
         // eager fill's each is a cache miss; issued together, they overlap.
-        let (p, end) = (z.pos[v], z.pos[v + 1]);
-        if p < end {
-            let mut seq = LpnSequence::at(z.logical_pages, p);
-            let mut n = end - p;
-            while n > 0 {
-                prefetch(l2p, seq.peek());
-                if touched {
-                    prefetch64(&self.lpn_built, seq.peek() / 64);
-                }
-                n -= seq.skip(n);
-            }
-        }
-        let (blk, lo, hi, need, mut rng) = z.setup(v);
-        let base = blk * z.spb;
         let mut seq = LpnSequence::at(z.logical_pages, p);
-        if touched {
-            // Some lpns were built alone and may have moved since: those
-            // keep their entry and get a p2l slot only if still mapped there.
-            let built = &self.lpn_built;
-            for_each_kept(lo, hi, z.spb, need, &mut rng, |i| {
-                let (lpn, ppn) = (seq.peek(), base + lo + i);
-                if !bit(built, lpn as usize) {
-                    l2p[lpn as usize] = ppn + 1;
-                    p2l[ppn as usize] = lpn + 1;
-                } else if l2p[lpn as usize] == ppn + 1 {
-                    p2l[ppn as usize] = lpn + 1;
-                }
-                seq.advance(1);
-            });
-        } else {
-            // Neither map touched there yet: the eager fill's own kernel.
-            // Its dropped slots after the last kept one write a placeholder
-            // to the next visit's first lpn: put that entry back.
-            let next = (end < z.logical_pages).then(|| LpnSequence::at(z.logical_pages, end).peek());
-            let keep = next.map(|x| (x, l2p[x as usize]));
-            fill_valid_slots(p2l, l2p, base, lo, hi, z.spb, need, &mut seq, &mut rng);
-            if let Some((x, old)) = keep {
-                l2p[x as usize] = old;
+        let mut n = end - p;
+        while n > 0 {
+            prefetch(l2p, seq.peek());
+            if touched {
+                prefetch64(&self.lpn_built, seq.peek() / 64);
             }
+            n -= seq.skip(n);
         }
+        let (first, last) = z.range(v);
+        let mut seq = LpnSequence::at(z.logical_pages, p);
+        let built = &self.lpn_built;
+        for_each_bit(&z.kept, first as usize, last as usize, |ppn| {
+            let lpn = seq.peek();
+            // An lpn built alone may have moved since: it keeps its entry,
+            // and gets this slot only if still mapped there.
+            if !touched || !bit(built, lpn as usize) {
+                l2p[lpn as usize] = ppn as u32 + 1;
+                p2l[ppn] = lpn + 1;
+            } else if l2p[lpn as usize] == ppn as u32 + 1 {
+                p2l[ppn] = lpn + 1;
+            }
+            seq.advance(1);
+        });
     }
 }
 
@@ -485,69 +461,99 @@ fn prefetch_ptr(p: *const i8) {
     let _ = p;
 }
 
-/// The draws of `fill_valid_slots` without its writes: returns the valid
-/// slots still to place after slots `lo..hi` and how many slots it looked at.
+/// `fill_valid_slots`'s draws for slots `lo..hi` of a block, recording each
+/// slot's keep decision as a bit of `kept` from bit `first` on. Returns the
+/// valid slots still to place.
 #[inline]
-fn count_kept(lo: u32, hi: u32, slots_per_block: u32, mut need: u32, rng: &mut WyRand) -> (u32, u32) {
+fn draw_kept(
+    lo: u32,
+    hi: u32,
+    slots_per_block: u32,
+    mut need: u32,
+    rng: &mut WyRand,
+    kept: &mut [u64],
+    first: usize,
+) -> u32 {
     let n = hi - lo;
     let mut left = (slots_per_block - lo) as u64;
     let mut i = 0;
+    // The bits of the current word, stored once it is complete (an `|=`
+    // into memory per slot would chain every slot on a store and a load).
+    let mut acc = 0u64;
+    let mut put = |i: u32, keep: u64, acc: &mut u64| {
+        let at = first + i as usize;
+        *acc |= keep << (at % 64);
+        if at % 64 == 63 {
+            kept[at / 64] |= *acc;
+            *acc = 0;
+        }
+    };
     while i < n && need > 0 {
         let bits = rng.next();
-        need -= ((((bits as u32 as u64) * left) >> 32) < need as u64) as u32;
+        let keep = ((((bits as u32 as u64) * left) >> 32) < need as u64) as u64;
+        put(i, keep, &mut acc);
+        need -= keep as u32;
         left -= 1;
         i += 1;
         if i == n || need == 0 {
             break;
         }
-        need -= (((((bits >> 32) as u32 as u64) * left) >> 32) < need as u64) as u32;
+        let keep = (((((bits >> 32) as u32 as u64) * left) >> 32) < need as u64) as u64;
+        put(i, keep, &mut acc);
+        need -= keep as u32;
         left -= 1;
         i += 1;
     }
-    (need, i)
-}
-
-/// The draws of `fill_valid_slots` up to its `k`-th kept slot (from 0):
-/// returns that slot's index from `lo`. Panics if slots `lo..hi` keep fewer.
-#[inline]
-fn nth_kept(lo: u32, hi: u32, slots_per_block: u32, mut need: u32, rng: &mut WyRand, k: u32) -> u32 {
-    let mut bits = 0u64;
-    let mut left = (slots_per_block - lo) as u64;
-    let mut kept = 0;
-    for i in 0..hi - lo {
-        if i % 2 == 0 {
-            bits = rng.next();
-        }
-        let keep = ((((bits as u32 as u64) * left) >> 32) < need as u64) as u32;
-        bits >>= 32;
-        kept += keep;
-        if kept > k {
-            return i;
-        }
-        need -= keep;
-        left -= 1;
+    if acc != 0 {
+        kept[(first + i as usize - 1) / 64] |= acc;
     }
-    panic!("a steady-state visit keeps {kept} slots, not {}", k + 1);
+    need
 }
 
-/// The draws of `fill_valid_slots`, calling `f(i)` for each kept slot `lo + i`.
+/// The words of `bits` covering bits `a..b`, each shifted so that its first
+/// bit in range is bit 0 and masked to the range: (first bit, word).
 #[inline]
-fn for_each_kept(lo: u32, hi: u32, slots_per_block: u32, mut need: u32, rng: &mut WyRand, mut f: impl FnMut(u32)) {
-    let mut bits = 0u64;
-    let mut left = (slots_per_block - lo) as u64;
-    for i in 0..hi - lo {
-        if need == 0 {
-            break;
+fn words(bits: &[u64], a: usize, b: usize) -> impl Iterator<Item = (usize, u64)> + '_ {
+    let mut i = a;
+    std::iter::from_fn(move || {
+        if i >= b {
+            return None;
         }
-        if i % 2 == 0 {
-            bits = rng.next();
+        let sh = i % 64;
+        let span = (64 - sh).min(b - i);
+        let mut w = bits[i / 64] >> sh;
+        if span < 64 {
+            w &= (1u64 << span) - 1;
         }
-        if (((bits as u32 as u64) * left) >> 32) < need as u64 {
-            f(i);
-            need -= 1;
+        let at = i;
+        i += span;
+        Some((at, w))
+    })
+}
+
+/// The index of the `k`-th (from 0) set bit among bits `a..b`. Panics if fewer are set.
+fn select_bit(bits: &[u64], a: usize, b: usize, mut k: u32) -> usize {
+    for (at, mut w) in words(bits, a, b) {
+        let c = w.count_ones();
+        if k < c {
+            for _ in 0..k {
+                w &= w - 1;
+            }
+            return at + w.trailing_zeros() as usize;
         }
-        bits >>= 32;
-        left -= 1;
+        k -= c;
+    }
+    panic!("a steady-state visit keeps fewer slots than an lpn it placed needs");
+}
+
+/// Call `f` with the index of every set bit among bits `a..b`, in order.
+#[inline]
+fn for_each_bit(bits: &[u64], a: usize, b: usize, mut f: impl FnMut(usize)) {
+    for (at, mut w) in words(bits, a, b) {
+        while w != 0 {
+            f(at + w.trailing_zeros() as usize);
+            w &= w - 1;
+        }
     }
 }
 
@@ -615,45 +621,35 @@ mod tests {
     }
 
     #[test]
-    fn kernels_draw_like_the_eager_fill() {
+    fn kept_bits_are_the_eager_fills_valid_slots() {
+        // Blocks of 2,304 slots (three rounds, the last one short) at bit
+        // offsets that are not word-aligned.
         let spb = 2304;
-        let mut rng_seed = WyRand(12345);
+        let mut src = WyRand(12345);
         for trial in 0..200u32 {
             let lo = [0, 1024, 2048][trial as usize % 3];
             let hi = (lo + 1024).min(spb);
-            let need = 1 + (rng_seed.next() % (spb - lo) as u64) as u32;
+            let need = 1 + (src.next() % (spb - lo) as u64) as u32;
             let l = 100_000;
-            let pos = (rng_seed.next() % 50_000) as u32;
-            let r0 = rng_seed.next();
+            let pos = (src.next() % 50_000) as u32;
+            let r0 = src.next();
             let mut p2l = vec![0u32; spb as usize];
             let mut l2p = vec![0u32; l as usize];
             let (mut seq, mut rng) = (LpnSequence::at(l, pos), WyRand(r0));
             let left = fill_valid_slots(&mut p2l, &mut l2p, 0, lo, hi, spb, need, &mut seq, &mut rng);
-            let rng_end = rng.0;
 
+            let off = trial as usize % 64;
+            let mut bits = vec![0u64; (off + spb as usize).div_ceil(64)];
             let mut r = WyRand(r0);
-            let (c_left, used) = count_kept(lo, hi, spb, need, &mut r);
-            assert_eq!((c_left, r.0), (left, rng_end), "trial {trial}");
-            assert_eq!(WyRand::at(r0, used.div_ceil(2) as u64).0, rng_end);
-
-            // Every kept slot, found alone, where the fill put it.
-            let kept: Vec<u32> = (lo..hi).filter(|&i| p2l[i as usize] != 0).map(|i| i - lo).collect();
-            assert_eq!(kept.len() as u32, need - left, "trial {trial}");
-            for (k, &i) in kept.iter().enumerate() {
-                assert_eq!(
-                    nth_kept(lo, hi, spb, need, &mut WyRand(r0), k as u32),
-                    i,
-                    "trial {trial} k {k}"
-                );
+            let b_left = draw_kept(lo, hi, spb, need, &mut r, &mut bits, off + lo as usize);
+            assert_eq!((b_left, r.0), (left, rng.0), "trial {trial}: other draws");
+            let valid: Vec<usize> = (0..spb as usize).filter(|&i| p2l[i] != 0).map(|i| i + off).collect();
+            let mut set = Vec::new();
+            for_each_bit(&bits, off, off + spb as usize, |i| set.push(i));
+            assert_eq!(set, valid, "trial {trial}");
+            for (k, &i) in valid.iter().enumerate() {
+                assert_eq!(select_bit(&bits, off + lo as usize, off + hi as usize, k as u32), i);
             }
-
-            let mut p2 = vec![0u32; spb as usize];
-            let (mut s, mut r) = (LpnSequence::at(l, pos), WyRand(r0));
-            for_each_kept(lo, hi, spb, need, &mut r, |i| {
-                p2[(lo + i) as usize] = s.peek() + 1;
-                s.advance(1);
-            });
-            assert!(p2 == p2l, "trial {trial}");
         }
     }
 }

@@ -219,20 +219,12 @@ impl LpnSequence {
 }
 
 /// wyrand (Wang Yi): one multiply per 64 random bits, state in a register.
-/// The state is a counter, so the stream can start at any draw (`at`).
 pub(super) struct WyRand(pub(super) u64);
 
-const WY_STEP: u64 = 0xa076_1d64_78bd_642f;
-
 impl WyRand {
-    /// The generator that started at `state` after `draws` calls of `next`.
-    pub(super) fn at(state: u64, draws: u64) -> Self {
-        WyRand(state.wrapping_add(draws.wrapping_mul(WY_STEP)))
-    }
-
     #[inline]
     pub(super) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(WY_STEP);
+        self.0 = self.0.wrapping_add(0xa076_1d64_78bd_642f);
         let t = self.0 as u128 * (self.0 ^ 0xe703_7ed1_a0b4_28db) as u128;
         (t >> 64) as u64 ^ t as u64
     }
