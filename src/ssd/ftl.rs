@@ -386,12 +386,14 @@ impl Ftl {
     /// lazily preconditioned region builds its part of the map.
     #[inline]
     pub fn lookup(&mut self, lpn: Lpn) -> Option<Ppn> {
-        let x = self.l2p[lpn as usize];
-        if x == 0 && self.lazy.is_some() {
-            self.build_lpn(lpn);
-            return self.l2p[lpn as usize].checked_sub(1);
+        if let Some(z) = self.lazy.as_deref() {
+            // A map page never written is not read: that would map the
+            // zero page, then fault again on the write that builds it.
+            if !z.l2p_page_written(lpn) || self.l2p[lpn as usize] == 0 {
+                self.build_lpn(lpn);
+            }
         }
-        x.checked_sub(1)
+        self.l2p[lpn as usize].checked_sub(1)
     }
 
     pub fn valid_slots(&self, block: BlockId) -> u32 {
@@ -493,6 +495,9 @@ impl Ftl {
     /// precondition put it, holding version 0 (what `stored` says of every
     /// slot the precondition filled), so nothing is built here.
     fn stored_version(&self, lpn: Lpn) -> Option<u32> {
+        if self.lazy.as_deref().is_some_and(|z| !z.l2p_page_written(lpn)) {
+            return Some(0);
+        }
         match self.l2p[lpn as usize] {
             0 if self.lazy.as_deref().is_some_and(|z| !z.lpn_built(lpn)) => Some(0),
             0 => None,
@@ -582,13 +587,13 @@ impl Ftl {
     #[inline]
     fn warm(&mut self, lpns: &[Lpn]) {
         for &lpn in lpns {
-            let x = self.l2p[lpn as usize];
-            if x != 0 {
-                if self.p2l_built((x - 1) / self.slots_per_block) {
-                    std::hint::black_box(self.p2l[x as usize - 1]);
-                }
-            } else if self.lazy.is_some() {
-                self.build_lpn(lpn);
+            let x = if self.lazy.is_some() {
+                self.lookup(lpn).map_or(0, |p| p + 1)
+            } else {
+                self.l2p[lpn as usize]
+            };
+            if x != 0 && self.p2l_built((x - 1) / self.slots_per_block) {
+                std::hint::black_box(self.p2l[x as usize - 1]);
             }
         }
     }

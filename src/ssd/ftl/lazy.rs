@@ -36,6 +36,9 @@ use super::precondition::{LpnSequence, Walk, WyRand, WALK_SLOTS};
 use super::{BlockId, Ftl, Lpn, NIL};
 use std::sync::Arc;
 
+/// `l2p` entries per 4 KiB memory page (the x86-64 and usual Linux page size).
+const L2P_PAGE_SHIFT: u32 = 10;
+
 /// Positions of the lpn sequence per entry of `Plan::index`: 512, fewer than
 /// a 1,024-slot visit places, so a lookup steps over a visit or two.
 const INDEX_SHIFT: u32 = 9;
@@ -204,6 +207,9 @@ pub(super) struct Lazy {
     touched: Vec<u64>,
     /// Lpns whose `l2p` entry was built alone (bit set); lazily zeroed.
     lpn_built: Vec<u64>,
+    /// Pages of `l2p` (`2^L2P_PAGE_SHIFT` entries) written to (bit set):
+    /// one never written is all zero and none of its lpns is built.
+    l2p_pages: Vec<u64>,
     /// Blocks whose `p2l` and whose lpns' `l2p` entries are all built (and
     /// those with no valid slot from the start).
     ready: Vec<bool>,
@@ -229,6 +235,7 @@ impl Lazy {
         Lazy {
             touched: vec![0; plan.visits().div_ceil(64)],
             lpn_built: vec![0; (key.logical_pages as usize).div_ceil(64)],
+            l2p_pages: vec![0; (key.logical_pages as usize >> L2P_PAGE_SHIFT).div_ceil(64) + 1],
             blocks_left: ready.iter().filter(|&&r| !r).count(),
             ready,
             plan,
@@ -245,6 +252,12 @@ impl Lazy {
         self.ready[block as usize]
     }
 
+    /// Whether the `l2p` page holding `lpn`'s entry was ever written.
+    #[inline]
+    pub(super) fn l2p_page_written(&self, lpn: Lpn) -> bool {
+        bit(&self.l2p_pages, (lpn >> L2P_PAGE_SHIFT) as usize)
+    }
+
     /// Whether the `l2p` entry of `lpn` is built.
     pub(super) fn lpn_built(&self, lpn: Lpn) -> bool {
         bit(&self.lpn_built, lpn as usize) || self.ready[self.plan.blk[self.plan.visit_of(lpn)] as usize]
@@ -252,6 +265,8 @@ impl Lazy {
 
     /// Build the `l2p` entry of `lpn` if not yet built.
     pub(super) fn build_lpn(&mut self, lpn: Lpn, l2p: &mut [u32]) {
+        // (Built or not, the caller reads the entry next.)
+        set_bit(&mut self.l2p_pages, (lpn >> L2P_PAGE_SHIFT) as usize);
         let z = &*self.plan;
         let v = z.visit_of(lpn);
         if bit(&self.lpn_built, lpn as usize) || self.ready[z.blk[v] as usize] {
@@ -294,7 +309,7 @@ impl Lazy {
 
     /// Build visit `v`'s slots of `p2l` (its block is not ready) and the
     /// `l2p` entries of its lpns not built yet.
-    fn build_visit(&self, v: usize, l2p: &mut [u32], p2l: &mut [u32]) {
+    fn build_visit(&mut self, v: usize, l2p: &mut [u32], p2l: &mut [u32]) {
         let z = &*self.plan;
         let touched = bit(&self.touched, v);
         let (p, end) = (z.pos[v], z.pos[v + 1]);
@@ -314,13 +329,14 @@ impl Lazy {
         }
         let (first, last) = z.range(v);
         let mut seq = LpnSequence::at(z.logical_pages, p);
-        let built = &self.lpn_built;
+        let (built, pages) = (&self.lpn_built, &mut self.l2p_pages);
         for_each_bit(&z.kept, first as usize, last as usize, |ppn| {
             let lpn = seq.peek();
             // An lpn built alone may have moved since: it keeps its entry,
             // and gets this slot only if still mapped there.
             if !touched || !bit(built, lpn as usize) {
                 l2p[lpn as usize] = ppn as u32 + 1;
+                set_bit(pages, (lpn >> L2P_PAGE_SHIFT) as usize);
                 p2l[ppn] = lpn + 1;
             } else if l2p[lpn as usize] == ppn as u32 + 1 {
                 p2l[ppn] = lpn + 1;
