@@ -418,7 +418,7 @@ struct BenchArgs {
     /// Device preset to run the 70/30 job on.
     #[arg(long, default_value = "intel-750-400g")]
     device: String,
-    /// Also time building + preconditioning this (1.6 TB-class) preset.
+    /// Also time this (1.6 TB-class) preset from process start to its first I/O, steady-state and sustained.
     #[arg(long, default_value = "samsung-pm1725a")]
     big_device: String,
     /// Instead: run this sweep file twice, on 1 worker and on every core (or --workers), into
