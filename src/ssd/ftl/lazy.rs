@@ -19,7 +19,8 @@
 //!   finds the visit that placed it (from its position in the sequence) and
 //!   its slot (the k-th kept bit of the visit's range), and writes that one
 //!   entry. A bitmap over lpns tells "not built yet" from "unmapped"
-//!   (trimmed) for a zero entry.
+//!   (trimmed) for a zero entry, and one over map pages lets a lookup skip
+//!   reading a page never written (which would cost a second page fault).
 //! * `p2l`, per block: reading a block's slots (GC) or erasing it builds the
 //!   block's slots whose lpn still maps there (an lpn overwritten since left
 //!   its old slot, which eager `invalidate` cleared) and the `l2p` entries of
@@ -75,10 +76,13 @@ pub(super) struct PlanKey {
 
 /// Plans kept for the next drive built the same way: at most `PLANS_KEPT`,
 /// most recently used first. Making a plan is a pass of random draws over
-/// every slot (0.1 s for a 400 GB drive, 0.5 s for 1.6 TB); a plan holds a
+/// every slot (0.1 s for a 400 GB drive, 0.6 s for 1.6 TB); a plan holds a
 /// bit per slot and 8 bytes per block visit (85 MB for 1.6 TB, 20 MB for
 /// 400 GB).
 static PLANS: std::sync::Mutex<Vec<(PlanKey, Arc<Plan>)>> = std::sync::Mutex::new(Vec::new());
+/// A design choice, not a model number: enough for a sweep's seeds (the
+/// examples use 2 and 3) or a scenario's drives, and at most 340 MB of plans
+/// for the 1.6 TB drive in a process that runs many (Python).
 const PLANS_KEPT: usize = 4;
 
 impl Plan {
@@ -135,7 +139,7 @@ impl Plan {
         z.round_first.push(z.blk.len() as u32);
         z.pos.push(logical_pages);
         let mut v = 0;
-        for b in 0..=(logical_pages as usize - 1) >> INDEX_SHIFT {
+        for b in 0..(logical_pages as usize).div_ceil(1 << INDEX_SHIFT) {
             let p = (b << INDEX_SHIFT) as u32;
             while z.pos[v + 1] <= p {
                 v += 1;
