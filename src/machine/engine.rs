@@ -70,8 +70,20 @@ impl Machine {
     pub fn ssd(&self) -> Option<&Ssd> {
         self.ssd.as_ref()
     }
+    /// The SSD, for checks that build lazily built state as they read it
+    /// (`Ftl::check_invariants`, `lookup`).
+    pub fn ssd_mut(&mut self) -> Option<&mut Ssd> {
+        self.ssd.as_mut()
+    }
     pub fn vms(&self) -> &Vms {
         &self.vms
+    }
+    /// Build the drive's lazily built FTL maps whole now (same results; for
+    /// timing the engine alone).
+    pub fn materialize_all(&mut self) {
+        if let Some(ssd) = self.ssd.as_mut() {
+            ssd.ftl.materialize_all();
+        }
     }
     /// The threads, taken out of a finished machine (to move their statistics).
     pub fn take_threads(&mut self) -> Vec<crate::host::Thread> {

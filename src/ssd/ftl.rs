@@ -25,7 +25,9 @@
 //! per physical slot) exist, both storing "index + 1" so that zero means
 //! unmapped / stale and fresh maps are lazily zeroed `calloc` memory. All
 //! other state is per block (or per plane, per die). Verify mode adds one u32
-//! per logical page and one per slot.
+//! per logical page and one per slot. After a steady-state precondition the
+//! maps are built piece by piece on first touch (`ftl/lazy.rs`): a run pays
+//! time and memory only for the parts it looks at, with the same results.
 //!
 //! # Allocation
 //!
@@ -39,8 +41,12 @@
 //! packed without padding (the controller holds a partial GC page in its
 //! buffer until the next copy fills it).
 
+mod lazy;
+mod maps;
 mod precondition;
 
+use maps::huge_zeroed;
+pub use maps::use_huge_pages;
 pub use precondition::{fifo_utilization, SteadyStateModel};
 
 /// Logical page (mapping unit) number.
@@ -107,7 +113,7 @@ pub enum VerifyError {
 
 /// Write position of one stream (user or GC) of one die. The open blocks
 /// themselves live in `Ftl::stream_blocks`.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct Cursor {
     open: bool,
     /// First page of the current program unit.
@@ -170,6 +176,8 @@ pub struct Ftl {
     padded_slots: u64,
     erases: u64,
     model: Option<SteadyStateModel>,
+    /// The parts of a steady-state precondition's maps not built yet (`lazy.rs`).
+    lazy: Option<Box<lazy::Lazy>>,
 }
 
 impl Ftl {
@@ -240,25 +248,27 @@ impl Ftl {
             padded_slots: 0,
             erases: 0,
             model: None,
+            lazy: None,
         };
-        f.reset();
+        f.reset(true);
         f
     }
 
     /// Back to an empty drive (maps freshly allocated, so untouched memory
-    /// stays lazily zeroed). Erase counts are kept.
-    fn reset(&mut self) {
+    /// stays lazily zeroed). Erase counts are kept. `huge`: the maps may
+    /// use huge pages (see [`use_huge_pages`]).
+    fn reset(&mut self, huge: bool) {
         // Free the old maps before allocating the new ones, so peak memory
         // does not double.
         self.l2p = Vec::new();
         self.p2l = Vec::new();
         self.written = Vec::new();
         self.stored = Vec::new();
-        self.l2p = huge_zeroed(self.logical_pages as usize);
-        self.p2l = huge_zeroed(self.total_slots as usize);
+        self.l2p = huge_zeroed(self.logical_pages as usize, huge);
+        self.p2l = huge_zeroed(self.total_slots as usize, huge);
         if self.verify {
-            self.written = huge_zeroed(self.logical_pages as usize);
-            self.stored = huge_zeroed(self.total_slots as usize);
+            self.written = huge_zeroed(self.logical_pages as usize, huge);
+            self.stored = huge_zeroed(self.total_slots as usize, huge);
         }
         let nb = self.total_blocks as usize;
         let nplanes = (self.dies * self.planes) as usize;
@@ -283,6 +293,7 @@ impl Ftl {
         self.padded_slots = 0;
         self.erases = 0;
         self.model = None;
+        self.lazy = None;
     }
 
     // ---- geometry -------------------------------------------------------
@@ -374,8 +385,17 @@ impl Ftl {
         let _ = lpn;
     }
 
+    /// Where `lpn` is mapped (None: unmapped). `&mut`: the first lookup in a
+    /// lazily preconditioned region builds its part of the map.
     #[inline]
-    pub fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
+    pub fn lookup(&mut self, lpn: Lpn) -> Option<Ppn> {
+        if let Some(z) = self.lazy.as_deref() {
+            // A map page never written is not read: that would map the
+            // zero page, then fault again on the write that builds it.
+            if !z.l2p_page_written(lpn) || self.l2p[lpn as usize] == 0 {
+                self.build_lpn(lpn);
+            }
+        }
         self.l2p[lpn as usize].checked_sub(1)
     }
 
@@ -466,9 +486,25 @@ impl Ftl {
     /// unmapped or outside verify mode): what a read of it from flash returns.
     #[inline]
     pub fn version_stored(&self, lpn: Lpn) -> u32 {
-        match (self.verify, self.lookup(lpn)) {
-            (true, Some(ppn)) => self.stored[ppn as usize],
-            _ => 0,
+        if self.verify {
+            self.stored_version(lpn).unwrap_or(0)
+        } else {
+            0
+        }
+    }
+
+    /// Verify mode: the version `lpn`'s flash page holds, None when unmapped.
+    /// An entry a lazy steady state has not built yet is where the
+    /// precondition put it, holding version 0 (what `stored` says of every
+    /// slot the precondition filled), so nothing is built here.
+    fn stored_version(&self, lpn: Lpn) -> Option<u32> {
+        if self.lazy.as_deref().is_some_and(|z| !z.l2p_page_written(lpn)) {
+            return Some(0);
+        }
+        match self.l2p[lpn as usize] {
+            0 if self.lazy.as_deref().is_some_and(|z| !z.lpn_built(lpn)) => Some(0),
+            0 => None,
+            x => Some(self.stored[x as usize - 1]),
         }
     }
 
@@ -479,11 +515,10 @@ impl Ftl {
             return Ok(());
         }
         let expected = self.written[lpn as usize];
-        match self.lookup(lpn) {
+        match self.stored_version(lpn) {
             None if expected == 0 => Ok(()),
             None => Err(VerifyError::Lost { lpn, expected }),
-            Some(ppn) => {
-                let found = self.stored[ppn as usize];
+            Some(found) => {
                 if found == expected {
                     Ok(())
                 } else {
@@ -551,11 +586,16 @@ impl Ftl {
     /// Load the map entries `lpns` will touch before using them: the loads
     /// are independent, so their cache misses overlap instead of being
     /// paid one after another in the dependent update loop.
+    /// Also builds the entries a lazy steady state has not built yet.
     #[inline]
-    fn warm(&self, lpns: &[Lpn]) {
+    fn warm(&mut self, lpns: &[Lpn]) {
         for &lpn in lpns {
-            let x = self.l2p[lpn as usize];
-            if x != 0 {
+            let x = if self.lazy.is_some() {
+                self.lookup(lpn).map_or(0, |p| p + 1)
+            } else {
+                self.l2p[lpn as usize]
+            };
+            if x != 0 && self.p2l_built((x - 1) / self.slots_per_block) {
                 std::hint::black_box(self.p2l[x as usize - 1]);
             }
         }
@@ -579,8 +619,11 @@ impl Ftl {
 
     #[inline]
     fn invalidate(&mut self, ppn: Ppn) {
-        self.p2l[ppn as usize] = 0;
         let b = ppn / self.slots_per_block;
+        // A block whose p2l is not built yet will not hold the moved lpn there when it is.
+        if self.p2l_built(b) {
+            self.p2l[ppn as usize] = 0;
+        }
         let v = self.valid[b as usize];
         self.valid[b as usize] = v - 1;
         if self.state[b as usize] == BlockState::Closed {
@@ -669,7 +712,8 @@ impl Ftl {
     }
 
     /// Append the lpns whose valid data lives in `block`, in slot order.
-    pub fn gc_valid_lpns(&self, block: BlockId, out: &mut Vec<Lpn>) {
+    pub fn gc_valid_lpns(&mut self, block: BlockId, out: &mut Vec<Lpn>) {
+        self.build_block(block);
         let first = (block * self.slots_per_block) as usize;
         out.extend(
             self.p2l[first..first + self.slots_per_block as usize]
@@ -737,6 +781,7 @@ impl Ftl {
     /// Erase a block with no valid data (a GC victim once copied, or any
     /// closed block that became empty) and return it to its plane's free list.
     pub fn erase(&mut self, block: BlockId) {
+        self.build_block(block);
         let b = block as usize;
         assert_eq!(self.valid[b], 0, "erase of block {block} with valid data");
         match self.state[b] {
@@ -814,8 +859,10 @@ impl Ftl {
     /// Check every invariant in O(slots): l2p and p2l are mutual inverses,
     /// block valid counts match the maps and sum to the mapped lpns, free
     /// blocks hold nothing, bucket lists and free counts agree with block
-    /// states. For tests (here and in the device model).
-    pub fn check_invariants(&self) -> Result<(), String> {
+    /// states. For tests (here and in the device model). Builds what a lazy
+    /// steady state has not built yet.
+    pub fn check_invariants(&mut self) -> Result<(), String> {
+        self.materialize_all();
         let mut mapped = 0u64;
         for (lpn, &x) in self.l2p.iter().enumerate() {
             if x != 0 {
@@ -911,40 +958,3 @@ impl Ftl {
 
 #[cfg(test)]
 mod tests;
-
-static HUGE_PAGES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Ask for transparent huge pages for the maps of drives built from now on
-/// (process-wide). Sweeps turn it on: over many runs it halves the time
-/// spent faulting in maps and speeds every lookup. Single runs leave it off:
-/// right after a big build, a machine was seen to take 8 s instead of 3.4 s
-/// to hand a 1.6 TB drive's 3.5 GB of maps out in huge pages.
-pub fn use_huge_pages(on: bool) {
-    HUGE_PAGES.store(on, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// A zeroed `Vec<u32>` of `n` entries whose pages the kernel may back with
-/// transparent huge pages when [`use_huge_pages`] is on (madvise(MADV_HUGEPAGE); Linux only, a no-op
-/// elsewhere or when THP is off). The maps are hundreds of MiB read at
-/// random: 2 MiB pages cut the page faults of first touch by 512x and the
-/// TLB misses of every lookup. Still lazily zeroed: untouched 2 MiB regions
-/// take no memory. `NVMESIM_NO_HUGEPAGES` in the environment turns it off.
-fn huge_zeroed(n: usize) -> Vec<u32> {
-    let v = vec![0u32; n];
-    #[cfg(target_os = "linux")]
-    if HUGE_PAGES.load(std::sync::atomic::Ordering::Relaxed) && std::env::var_os("NVMESIM_NO_HUGEPAGES").is_none() {
-        const HUGE: usize = 2 << 20;
-        let start = v.as_ptr() as usize;
-        let end = start + n * std::mem::size_of::<u32>();
-        let first = start.next_multiple_of(HUGE);
-        let last = end / HUGE * HUGE;
-        if last > first {
-            // SAFETY: [first, last) lies inside `v`'s allocation; MADV_HUGEPAGE
-            // only changes how the kernel backs those pages, not their contents.
-            unsafe {
-                libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_HUGEPAGE);
-            }
-        }
-    }
-    v
-}

@@ -69,7 +69,7 @@ fn trims_unmap_and_verify_still_holds() {
     );
     assert!(ssd.gc_victims > 100, "only {} GC victims", ssd.gc_victims);
     assert_eq!(ssd.verify_failures, 0);
-    ssd.ftl.check_invariants().unwrap();
+    m.ssd_mut().unwrap().ftl.check_invariants().unwrap();
 }
 
 fn json_without_timestamps(cfg: MachineConfig, job: &str, seed: u64) -> String {
@@ -383,5 +383,5 @@ fn read_ahead_serves_a_sequential_stream_from_dram_and_keeps_every_invariant() {
     assert!(ssd.verify_checks > 100_000, "only {} checked reads", ssd.verify_checks);
     assert_eq!(ssd.verify_failures, 0);
     assert!(ra.len() <= 2 * 32, "{} pages buffered", ra.len());
-    ssd.ftl.check_invariants().unwrap();
+    m.ssd_mut().unwrap().ftl.check_invariants().unwrap();
 }

@@ -14,6 +14,7 @@ mod fuzz;
 mod hmb;
 mod host_scale;
 mod invariants;
+mod lazy_precondition;
 mod occupancy;
 mod queue_policies;
 mod robust;

@@ -36,6 +36,7 @@ fn every_io_completes_once_and_verify_holds_with_suspend_under_gc() {
     assert_eq!(total, 2 * 120_000 + 40_000);
     assert_eq!(m.ios_completed(), total);
     assert_eq!(m.outstanding_requests(), 0, "requests left in flight");
+    m.ssd_mut().unwrap().ftl.check_invariants().unwrap();
     let ssd = m.ssd().unwrap();
     assert!(ssd.gc_victims > 300, "only {} GC victims", ssd.gc_victims);
     assert!(
@@ -47,7 +48,6 @@ fn every_io_completes_once_and_verify_holds_with_suspend_under_gc() {
     assert!(ssd.suspended_reads >= ssd.program_suspends + ssd.erase_suspends);
     assert!(ssd.verify_checks > 50_000, "only {} checked reads", ssd.verify_checks);
     assert_eq!(ssd.verify_failures, 0);
-    ssd.ftl.check_invariants().unwrap();
     for (i, d) in ssd.dies.iter().enumerate() {
         assert!(d.busy_ns <= end, "die {i} busy {} ns in a {end} ns run", d.busy_ns);
         // (The run ends with its last I/O; dies may still be programming.)

@@ -1,6 +1,7 @@
 //! Preconditioning: put the FTL directly into the state a real drive reaches
 //! after a sequential fill or after long uniform random overwrites, in one
-//! sequential pass over the maps, instead of simulating the writes.
+//! sequential pass over the maps (or lazily, see below), instead of
+//! simulating the writes.
 //!
 //! The random-overwrite steady state follows the analytic FIFO (LRW) model
 //! of X.-Y. Hu, E. Eleftheriou, R. Haas, I. Iliadis, R. Pletka, "Write
@@ -14,8 +15,12 @@
 //! where `S / L = -ln(u*) / (1 - u*)`, `S` the slots of the data blocks.
 //! Greedy GC behaves almost like FIFO under uniform traffic (Desnoyers shows
 //! it is slightly better), so the FIFO state is a close starting point.
+//!
+//! The steady-state fill is built lazily by default (`lazy.rs` explains how
+//! a piece of it is replayed alone); `precondition_steady_state_eager` is the
+//! one-pass reference.
 
-use super::{BlockState, Cursor, Ftl, USER};
+use super::{BlockId, BlockState, Cursor, Ftl, USER};
 use crate::sim::Rng;
 
 /// The analytic steady state a `precondition_steady_state` call set up.
@@ -54,7 +59,7 @@ pub fn fifo_utilization(rho: f64) -> f64 {
 /// Slots one visit of a block fills during the steady-state walk: 4 KiB
 /// of `p2l`, so each OS page of the map is filled while it is still in
 /// cache from being zeroed at its first touch.
-const WALK_SLOTS: u32 = 1024;
+pub(super) const WALK_SLOTS: u32 = 1024;
 
 /// Consecutive lpns placed together by the steady-state fill (32 KiB of
 /// data, half a cache line of `l2p`), and the number of interleaved streams
@@ -71,10 +76,8 @@ const LPN_STREAMS: u32 = 128;
 /// apart (so on other dies), every lpn range longer than `L / LPN_STREAMS`
 /// spreads over all blocks, and `l2p` is written as `LPN_STREAMS`
 /// sequential streams, which keeps the fill cache friendly.
-struct LpnSequence {
+pub(super) struct LpnSequence {
     logical_pages: u32,
-    /// First run of each stream.
-    starts: Vec<u32>,
     stream: u32,
     /// Run within the stream.
     offset: u32,
@@ -86,73 +89,141 @@ struct LpnSequence {
     /// Next lpn and the end of its run.
     lpn: u32,
     run_end: u32,
-    left: u64,
+    pub(super) left: u64,
 }
 
 impl LpnSequence {
-    fn new(logical_pages: u32) -> Self {
+    pub(super) fn new(logical_pages: u32) -> Self {
+        Self::at(logical_pages, 0)
+    }
+
+    /// The sequence after `pos` lpns were handed out (`pos < logical_pages`):
+    /// the same state as `new` followed by `pos` advances, in O(1).
+    pub(super) fn at(logical_pages: u32, pos: u32) -> Self {
         let runs = logical_pages.div_ceil(LPN_RUN);
         let k = LPN_STREAMS.min(runs.max(1));
         let (len, long) = (runs / k, runs % k);
+        // k <= runs, so len >= 1, and the last (possibly short) run is the
+        // last run of stream k - 1, handed out at run position len * k - 1;
+        // the long streams' extra runs come after it.
+        // (u64: `runs * LPN_RUN` may pass u32::MAX by up to 7.)
+        let short = runs as u64 * LPN_RUN as u64 - logical_pages as u64;
+        let p = if (pos as u64) < (len * k) as u64 * LPN_RUN as u64 - short {
+            pos as u64
+        } else {
+            pos as u64 + short
+        };
+        let (run_pos, within) = ((p / LPN_RUN as u64) as u32, (p % LPN_RUN as u64) as u32);
+        let (stream, offset) = if run_pos < len * k {
+            (run_pos % k, run_pos / k)
+        } else {
+            (run_pos - len * k, len)
+        };
         let mut s = LpnSequence {
             logical_pages,
-            starts: (0..k).map(|i| i * len + i.min(long)).collect(),
-            stream: 0,
-            offset: 0,
-            width: if len > 0 { k } else { long },
+            stream,
+            offset,
+            width: if offset < len { k } else { long },
             len,
             long,
             lpn: 0,
             run_end: 0,
-            left: logical_pages as u64,
+            left: (logical_pages - pos) as u64,
         };
         s.start_run();
+        s.lpn += within;
         s
+    }
+
+    /// How many lpns the sequence hands out before `lpn`: the inverse of `at`.
+    pub(super) fn position_of(logical_pages: u32, lpn: u32) -> u32 {
+        let runs = logical_pages.div_ceil(LPN_RUN);
+        let k = LPN_STREAMS.min(runs.max(1));
+        let (len, long) = (runs / k, runs % k);
+        let short = runs as u64 * LPN_RUN as u64 - logical_pages as u64;
+        let (run, within) = (lpn / LPN_RUN, lpn % LPN_RUN);
+        // The first `long` streams hold len + 1 runs each.
+        let (stream, offset) = if run < long * (len + 1) {
+            (run / (len + 1), run % (len + 1))
+        } else {
+            let r = run - long * (len + 1);
+            (long + r / len, r % len)
+        };
+        let run_pos = if offset < len {
+            offset * k + stream
+        } else {
+            len * k + stream
+        };
+        let p = run_pos as u64 * LPN_RUN as u64 + within as u64;
+        (if run_pos < len * k { p } else { p - short }) as u32
+    }
+
+    /// First run of stream `i`.
+    #[inline]
+    fn start(&self, i: u32) -> u32 {
+        i * self.len + i.min(self.long)
     }
 
     #[inline]
     fn start_run(&mut self) {
-        let run = self.starts[self.stream as usize] + self.offset;
+        let run = self.start(self.stream) + self.offset;
         self.lpn = run * LPN_RUN;
         self.run_end = (self.lpn + LPN_RUN).min(self.logical_pages);
     }
 
     /// The next lpn to hand out (only meaningful while some are left).
     #[inline]
-    fn peek(&self) -> u32 {
+    pub(super) fn peek(&self) -> u32 {
         self.lpn
     }
 
     /// Hand out the peeked lpn if `taken` (0 or 1).
     #[inline]
-    fn advance(&mut self, taken: u32) {
+    pub(super) fn advance(&mut self, taken: u32) {
         self.left -= taken as u64;
         self.lpn += taken;
         if self.lpn == self.run_end && self.left > 0 {
-            self.stream += 1;
-            if self.stream == self.width {
-                self.stream = 0;
-                self.offset += 1;
-                // Past the common length only the long streams have a run left.
-                if self.offset >= self.len {
-                    self.width = self.long;
-                }
-            }
-            self.start_run();
+            self.next_run();
         }
     }
 
-    fn done(&self) -> bool {
+    #[inline]
+    fn next_run(&mut self) {
+        self.stream += 1;
+        if self.stream == self.width {
+            self.stream = 0;
+            self.offset += 1;
+            // Past the common length only the long streams have a run left.
+            if self.offset >= self.len {
+                self.width = self.long;
+            }
+        }
+        self.start_run();
+    }
+
+    /// Hand out up to `n` lpns, stopping at the end of the current run (a
+    /// run's `l2p` entries share one cache line). Returns how many.
+    pub(super) fn skip(&mut self, n: u32) -> u32 {
+        let t = n.min(self.run_end - self.lpn);
+        self.left -= t as u64;
+        self.lpn += t;
+        if self.lpn == self.run_end && self.left > 0 {
+            self.next_run();
+        }
+        t
+    }
+
+    pub(super) fn done(&self) -> bool {
         self.left == 0
     }
 }
 
 /// wyrand (Wang Yi): one multiply per 64 random bits, state in a register.
-struct WyRand(u64);
+pub(super) struct WyRand(pub(super) u64);
 
 impl WyRand {
     #[inline]
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0xa076_1d64_78bd_642f);
         let t = self.0 as u128 * (self.0 ^ 0xe703_7ed1_a0b4_28db) as u128;
         (t >> 64) as u64 ^ t as u64
@@ -184,7 +255,7 @@ fn coprime_stride(n: u32) -> u32 {
 /// next kept slot will overwrite.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn fill_valid_slots(
+pub(super) fn fill_valid_slots(
     p2l: &mut [u32],
     l2p: &mut [u32],
     base: u32,
@@ -223,7 +294,7 @@ impl Ftl {
     /// plane: every used block fully valid, each die's last stripe left open
     /// as its user stripe. Resets all state and counters first.
     pub fn precondition_sequential(&mut self, fraction: f64) {
-        self.reset();
+        self.reset(true);
         let n = (fraction.clamp(0.0, 1.0) * self.logical_pages as f64).round() as u64;
         let unit = self.slots_per_die_program() as u64;
         let units = n.div_ceil(unit);
@@ -300,12 +371,60 @@ impl Ftl {
     /// slots.
     ///
     /// For the model to hold from the first write, `reserve_free_blocks`
-    /// should be what a running die keeps out of its data blocks: its mean
+    /// should be what a running drive keeps out of its data blocks: its mean
     /// free blocks (about the GC start threshold, or the mean of start and
     /// stop with hysteresis) plus `planes_per_die` for the unwritten half of
     /// its open user and GC stripes.
+    ///
+    /// The maps are built lazily (see `lazy.rs`): here only the per-block
+    /// state and a plan of the fill (O(blocks) memory, one pass of random
+    /// draws without touching the maps); each piece of `l2p` / `p2l` is
+    /// filled when first looked at, with exactly the values
+    /// [`Ftl::precondition_steady_state_eager`] writes.
     pub fn precondition_steady_state(&mut self, seed: u64, reserve_free_blocks: u32) -> SteadyStateModel {
-        self.reset();
+        let (model, walk) = self.steady_state_blocks(reserve_free_blocks, true);
+        let key = super::lazy::PlanKey {
+            walk,
+            logical_pages: self.logical_pages,
+            rng0: steady_state_rng(seed),
+        };
+        self.lazy = Some(Box::new(super::lazy::Lazy::new(key, &self.valid)));
+        self.drop_lazy_if_done();
+        model
+    }
+
+    /// The same state as [`Ftl::precondition_steady_state`], with the maps
+    /// filled at once, in one sequential pass: the reference the lazy build
+    /// is checked against, and a little faster when a run will touch the
+    /// whole drive anyway. O(slots) time and memory.
+    pub fn precondition_steady_state_eager(&mut self, seed: u64, reserve_free_blocks: u32) -> SteadyStateModel {
+        let (model, walk) = self.steady_state_blocks(reserve_free_blocks, false);
+        // Rounds over slot ranges, each round visiting every data block (see
+        // `Walk`), selection-sampling its valid slots.
+        let mut need = self.valid.clone();
+        let mut seq = LpnSequence::new(self.logical_pages);
+        let mut rng = WyRand(steady_state_rng(seed));
+        let spb = self.slots_per_block;
+        let (p2l, l2p) = (&mut self.p2l[..], &mut self.l2p[..]);
+        for r in 0..walk.rounds() {
+            let (lo, hi) = walk.slots(r);
+            walk.round(|blk| {
+                let b = blk as usize;
+                if need[b] > 0 {
+                    need[b] = fill_valid_slots(p2l, l2p, blk * spb, lo, hi, spb, need[b], &mut seq, &mut rng);
+                }
+            });
+        }
+        debug_assert!(seq.done());
+        model
+    }
+
+    /// Everything of the steady state but the maps: valid counts by age,
+    /// closed blocks in their buckets, free lists, the model. Returns the
+    /// model and the order in which the fill visits the blocks. `lazy`: the
+    /// maps will be built on first touch (no huge pages for them).
+    fn steady_state_blocks(&mut self, reserve_free_blocks: u32, lazy: bool) -> (SteadyStateModel, Walk) {
+        self.reset(!lazy);
         let (np, spb, bpp) = (self.planes, self.slots_per_block, self.bpp);
         let reserve_per_plane = reserve_free_blocks.div_ceil(np);
         assert!(
@@ -370,43 +489,6 @@ impl Ftl {
         }
         drop(counts);
 
-        // Fill the maps: rounds over slot ranges, each round visiting every
-        // data block (dies fastest, stripes in a scrambled order so that
-        // neighbouring visits have unrelated ages), selection-sampling its
-        // valid slots.
-        let mut need = self.valid.clone();
-        let mut seq = LpnSequence::new(self.logical_pages);
-        let mut rng = WyRand(Rng::new(seed, "ftl-steady-state", 0).next_u64());
-        let stride = coprime_stride(data_per_plane);
-        let (p2l, l2p) = (&mut self.p2l[..], &mut self.l2p[..]);
-        for r in 0..spb.div_ceil(WALK_SLOTS) {
-            let lo = r * WALK_SLOTS;
-            let hi = (lo + WALK_SLOTS).min(spb);
-            for k in 0..data_per_plane {
-                let stripe = (k as u64 * stride as u64 % data_per_plane as u64) as u32;
-                for plane in 0..np {
-                    for die in 0..self.dies {
-                        let blk = ((die * np + plane) * bpp + stripe) as usize;
-                        if need[blk] > 0 {
-                            need[blk] = fill_valid_slots(
-                                p2l,
-                                l2p,
-                                blk as u32 * spb,
-                                lo,
-                                hi,
-                                spb,
-                                need[blk],
-                                &mut seq,
-                                &mut rng,
-                            );
-                        }
-                    }
-                }
-            }
-        }
-        debug_assert!(seq.done());
-        drop(need);
-
         for gp in 0..self.dies * np {
             for b in 0..data_per_plane {
                 self.close_block(gp * bpp + b);
@@ -424,6 +506,59 @@ impl Ftl {
             free_blocks_per_die: reserve_per_plane * np,
         };
         self.model = Some(model);
-        model
+        let walk = Walk {
+            dies: self.dies,
+            planes: np,
+            bpp,
+            spb,
+            data_per_plane,
+            stride: coprime_stride(data_per_plane),
+        };
+        (model, walk)
+    }
+}
+
+/// The first state of the steady-state fill's generator for `seed`.
+fn steady_state_rng(seed: u64) -> u64 {
+    Rng::new(seed, "ftl-steady-state", 0).next_u64()
+}
+
+/// The order in which the steady-state fill visits the data blocks: rounds
+/// over slot ranges of `WALK_SLOTS`, each round visiting every data block
+/// (dies fastest, then planes, stripes in a scrambled order so that
+/// neighbouring visits have unrelated ages). A block whose valid slots are
+/// all placed is skipped by the fill (it is still visited here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Walk {
+    pub(super) dies: u32,
+    pub(super) planes: u32,
+    pub(super) bpp: u32,
+    pub(super) spb: u32,
+    pub(super) data_per_plane: u32,
+    pub(super) stride: u32,
+}
+
+impl Walk {
+    pub(super) fn rounds(&self) -> u32 {
+        self.spb.div_ceil(WALK_SLOTS)
+    }
+
+    /// Slots `lo..hi` of every block that round `r` fills.
+    pub(super) fn slots(&self, r: u32) -> (u32, u32) {
+        let lo = r * WALK_SLOTS;
+        (lo, (lo + WALK_SLOTS).min(self.spb))
+    }
+
+    /// Call `f` on every data block, in the order of one round.
+    #[inline]
+    pub(super) fn round(&self, mut f: impl FnMut(BlockId)) {
+        for k in 0..self.data_per_plane {
+            let stripe = (k as u64 * self.stride as u64 % self.data_per_plane as u64) as u32;
+            for plane in 0..self.planes {
+                for die in 0..self.dies {
+                    f((die * self.planes + plane) * self.bpp + stripe);
+                }
+            }
+        }
     }
 }

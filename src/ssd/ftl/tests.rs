@@ -106,20 +106,22 @@ fn write_places_unit_over_planes_and_pads_short_units() {
     }
     assert_eq!(ftl.write_user(0, &(0..16).collect::<Vec<_>>()), 2);
     // slots 0-3 page 0 plane 0, 4-7 page 0 plane 1, 8-11 page 1 plane 0, ...
-    let p = |l| ftl.lookup(l).unwrap();
-    assert_eq!((ftl.plane_of(p(0)), ftl.page_of(p(0))), (0, 0));
-    assert_eq!((ftl.plane_of(p(4)), ftl.page_of(p(4))), (1, 0));
-    assert_eq!((ftl.plane_of(p(8)), ftl.page_of(p(8))), (0, 1));
-    assert_eq!((ftl.plane_of(p(15)), ftl.page_of(p(15))), (1, 1));
+    let p: Vec<Ppn> = (0..16).map(|l| ftl.lookup(l).unwrap()).collect();
+    assert_eq!((ftl.plane_of(p[0]), ftl.page_of(p[0])), (0, 0));
+    assert_eq!((ftl.plane_of(p[4]), ftl.page_of(p[4])), (1, 0));
+    assert_eq!((ftl.plane_of(p[8]), ftl.page_of(p[8])), (0, 1));
+    assert_eq!((ftl.plane_of(p[15]), ftl.page_of(p[15])), (1, 1));
     assert_eq!(ftl.free_blocks(0), 30);
     // A short unit wastes the rest: the next unit starts on page 4.
     ftl.write_user(0, &[20, 21, 22]);
     ftl.write_user(0, &[30]);
-    assert_eq!(ftl.page_of(ftl.lookup(30).unwrap()), 4);
+    let p30 = ftl.lookup(30).unwrap();
+    assert_eq!(ftl.page_of(p30), 4);
     assert_eq!(ftl.padded_slots(), 13 + 15);
     assert_eq!(ftl.host_slots_written(), 20);
     // Overwrite invalidates the old slot.
-    let old = ftl.block_of(ftl.lookup(0).unwrap());
+    let p0 = ftl.lookup(0).unwrap();
+    let old = ftl.block_of(p0);
     ftl.note_host_write(0);
     ftl.write_user(0, &[0]);
     // Plane 0's block: 8 of the first unit, 3, 1, then the new copy of 0 minus the old one.
@@ -205,7 +207,8 @@ fn invariants_hold_under_random_operations() {
 fn erase_with_valid_data_panics() {
     let mut ftl = Ftl::new(small_geom(), 300, 1, false);
     ftl.write_user(0, &[1, 2, 3]);
-    let b = ftl.block_of(ftl.lookup(1).unwrap());
+    let p1 = ftl.lookup(1).unwrap();
+    let b = ftl.block_of(p1);
     ftl.erase(b);
 }
 
@@ -300,13 +303,16 @@ fn steady_state_precondition_is_consistent_and_deterministic() {
     // Every die holds its share of lpns, and a short lpn range spreads over dies.
     let mut per_die = [0u32; 4];
     for x in 0..2000 {
-        per_die[a.die_of(a.lookup(x).unwrap()) as usize] += 1;
+        let p = a.lookup(x).unwrap();
+        per_die[a.die_of(p) as usize] += 1;
     }
     assert!(per_die.iter().all(|&n| n > 100), "{per_die:?}");
     let mut b = Ftl::new(g, l, 1, false);
     b.precondition_steady_state(3, 7);
+    b.materialize_all();
     assert!(a.l2p == b.l2p && a.p2l == b.p2l && a.valid == b.valid);
     b.precondition_steady_state(4, 7);
+    b.materialize_all();
     assert!(a.l2p != b.l2p);
 }
 
@@ -361,11 +367,17 @@ fn precondition_a_1600_gb_drive() {
     let total: u64 = (0..ftl.total_blocks).map(|b| ftl.valid_slots(b) as u64).sum();
     assert_eq!(total, l as u64);
     let mut rng = Rng::new(1, "ftl-big", 0);
+    let t = std::time::Instant::now();
     for _ in 0..100_000 {
         let lpn = rng.below(l as u64) as Lpn;
         let p = ftl.lookup(lpn).unwrap();
+        ftl.build_block(ftl.block_of(p));
         assert_eq!(ftl.p2l[p as usize], lpn + 1);
     }
+    let touched = t.elapsed();
+    let t = std::time::Instant::now();
+    ftl.materialize_all();
+    let rest = t.elapsed();
     // Hot path from there: random 4 KiB overwrites with GC in the loop.
     let t = std::time::Instant::now();
     let writes = 20_000_000;
@@ -376,12 +388,15 @@ fn precondition_a_1600_gb_drive() {
     let seq = t.elapsed();
     assert_eq!(ftl.lookup(l - 1).map(|p| ftl.p2l[p as usize]), Some(l));
     println!(
-        "1.6 TB ({} lpns, {} slots): steady state {:.2} s (u* {:.3}, WA {:.2}), sequential {:.2} s",
+        "1.6 TB ({} lpns, {} slots): steady state {:.2} s lazily (u* {:.3}, WA {:.2}), \
+         100k lookups building their pieces {:.2} s, the rest built {:.2} s, sequential {:.2} s",
         l,
         g.total_slots(),
         steady.as_secs_f64(),
         m.u_star,
         m.write_amplification,
+        touched.as_secs_f64(),
+        rest.as_secs_f64(),
         seq.as_secs_f64()
     );
     println!(
@@ -390,4 +405,94 @@ fn precondition_a_1600_gb_drive() {
         hot.as_secs_f64(),
         (host + gc) as f64 / hot.as_secs_f64() / 1e6
     );
+}
+
+/// 2 channels x 2 dies x 2 planes x 20 blocks of 576 pages x 4 slots: 2,304
+/// slots a block, so the steady-state fill visits each block in three rounds
+/// of 1,024, 1,024 and 256 slots, as on the PM1725a preset.
+fn tlc_geom() -> FlashGeometry {
+    FlashGeometry {
+        channels: 2,
+        dies_per_channel: 2,
+        planes_per_die: 2,
+        blocks_per_plane: 20,
+        pages_per_block: 576,
+        slots_per_page: 4,
+    }
+}
+
+/// The lazily built steady state answers every operation as the eagerly
+/// built one does, whatever was built before, and once built whole is the
+/// same state.
+#[test]
+fn lazy_steady_state_equals_eager() {
+    // (geometry, pages per program, logical pages, reserve, seed): one round
+    // and three rounds per block, lpn counts not a multiple of the 8-lpn runs.
+    for (g, ppp, l, reserve, seed) in [
+        (gc_geom(), 1, 100_003, 8, 3),
+        (tlc_geom(), 3, 250_001, 8, 9),
+        (small_geom(), 2, 301, 4, 1),
+    ] {
+        let mut eager = Ftl::new(g.clone(), l, ppp, true);
+        let me = eager.precondition_steady_state_eager(seed, reserve);
+        eager.check_invariants().unwrap();
+        let mut lazy = Ftl::new(g.clone(), l, ppp, true);
+        assert_eq!(lazy.precondition_steady_state(seed, reserve), me);
+        assert!(lazy.is_lazy());
+        assert!(lazy.l2p.iter().chain(&lazy.p2l).all(|&x| x == 0), "maps built up front");
+
+        // Built whole without any operation: the eager maps.
+        let mut whole = Ftl::new(g.clone(), l, ppp, true);
+        whole.precondition_steady_state(seed, reserve);
+        whole.materialize_all();
+        assert!(!whole.is_lazy());
+        eager.same_state_as(&whole).unwrap();
+
+        // A lookup builds its own entry only.
+        let mut rng = Rng::new(seed, "lazy-test", 0);
+        let mut looked = std::collections::HashSet::new();
+        for _ in 0..(l / 200).max(3) {
+            let x = rng.below(l as u64) as Lpn;
+            assert_eq!(lazy.lookup(x), eager.lookup(x), "lpn {x}");
+            lazy.check_read(x).unwrap();
+            looked.insert(x);
+        }
+        let built = lazy.l2p.iter().filter(|&&x| x != 0).count();
+        assert_eq!(built, looked.len(), "l2p entries built by {} lookups", looked.len());
+        assert!(lazy.p2l.iter().all(|&x| x == 0), "lookups built p2l");
+
+        // The same overwrites, GC, trims and verified reads on both: same answers.
+        // Free blocks at the reserve: GC runs from the first stripe opened.
+        let threshold = me.free_blocks_per_die;
+        for phase in 0..2 {
+            let writes = l as u64 / 20;
+            let a = random_overwrites(
+                &mut eager,
+                &mut Rng::new(seed, "lazy-w", phase),
+                writes,
+                threshold,
+                true,
+            );
+            let b = random_overwrites(&mut lazy, &mut Rng::new(seed, "lazy-w", phase), writes, threshold, true);
+            assert_eq!(a, b, "phase {phase}");
+            let mut rng = Rng::new(seed, "lazy-t", phase);
+            for _ in 0..(l / 100).max(2) {
+                let x = rng.below(l as u64) as Lpn;
+                eager.trim(x);
+                lazy.trim(x);
+                let y = rng.below(l as u64) as Lpn;
+                assert_eq!(lazy.lookup(y), eager.lookup(y), "lpn {y}");
+                assert_eq!(lazy.check_read(y), eager.check_read(y), "lpn {y}");
+                assert_eq!(lazy.version_stored(y), eager.version_stored(y), "lpn {y}");
+            }
+        }
+        assert!(eager.erases() > 0, "no GC ran");
+        assert!(
+            lazy.is_lazy(),
+            "everything built: the test no longer checks a partly built drive"
+        );
+        lazy.materialize_all();
+        eager.same_state_as(&lazy).unwrap();
+        lazy.check_invariants().unwrap();
+    }
 }
