@@ -494,6 +494,24 @@ pub struct NvmeConfig {
 pub const NVME_DRIVER_MAX_BYTES: u64 = 4096 * 1024;
 
 impl DeviceConfig {
+    /// The namespace's size: the SSD's user capacity, or null_blk's default
+    /// device of 250 GB (module parameter gb=250) for the null device.
+    pub fn namespace_bytes(&self) -> u64 {
+        match (&self.kind, &self.ssd) {
+            (DeviceKind::Ssd, Some(s)) => s.user_capacity_bytes,
+            _ => 250 * 1_000_000_000,
+        }
+    }
+
+    /// The unit the controller hands the back end: the SSD's mapping unit,
+    /// or 4 KiB for the null device.
+    pub fn unit_bytes(&self) -> u64 {
+        match (&self.kind, &self.ssd) {
+            (DeviceKind::Ssd, Some(s)) => s.mapping_unit_bytes as u64,
+            _ => 4096,
+        }
+    }
+
     /// The largest request the host sends this device: the block layer's
     /// `max_sectors_kb`, within the driver's `max_hw_sectors` (MDTS, capped
     /// by the nvme driver). Larger bios are split.

@@ -113,10 +113,7 @@ impl Host {
         let h = &cfg.device.hmb;
         let mut hmb = HmbState {
             enabled: h.size_bytes > 0 && h.path == UrgentPath::AdminQueue && cfg.device.kind != DeviceKind::Null,
-            urgent_class: h.urgent_class,
-            urgent_max_level: h.urgent_max_level.unwrap_or(7),
-            // Die priority goes with the urgent path (either kind) being configured.
-            die_priority: h.die_priority && h.size_bytes > 0,
+            urgent: crate::nvme::controller::UrgentPolicy::from_config(h),
             ..HmbState::default()
         };
         if hmb.enabled {

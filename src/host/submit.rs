@@ -10,7 +10,7 @@ use super::{Host, Vms};
 use crate::config::{BlockLayerKind, IrqMode, SetArbitration};
 use crate::machine::{Event, Queue};
 use crate::nvme::arbitration::ArbitrationFeature;
-use crate::nvme::controller::HMB_IO_CMD;
+use crate::nvme::controller::{UrgentPolicy, HMB_IO_CMD};
 use crate::nvme::Sqe;
 use crate::sim::Ns;
 use crate::workload::{Ddir, Io, IoPrio};
@@ -73,9 +73,8 @@ pub const NO_VCPU: u32 = u32::MAX;
 #[derive(Debug, Clone, Default)]
 pub struct HmbState {
     pub enabled: bool,
-    pub urgent_class: u8,
-    pub urgent_max_level: u8,
-    pub die_priority: bool,
+    /// Which requests are urgent (the same policy the controller holds).
+    pub urgent: UrgentPolicy,
     pub layout: Option<crate::nvme::hmb::HmbLayout>,
     pub(super) space: Option<crate::nvme::hmb::HmbSpace>,
     /// Metadata entry and data extent of each request in the HMB.
@@ -90,7 +89,7 @@ pub struct HmbState {
 impl HmbState {
     /// Whether a request of priority `p` is urgent (class, and level within it).
     pub fn is_urgent(&self, p: IoPrio) -> bool {
-        p.class == self.urgent_class && p.level <= self.urgent_max_level
+        self.urgent.is_urgent(p)
     }
 }
 

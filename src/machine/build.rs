@@ -3,12 +3,11 @@
 //! controller.
 
 use super::engine::Machine;
-use crate::config::{ArbitrationMechanism, DeviceKind, MachineConfig};
+use crate::config::{ArbitrationMechanism, MachineConfig};
 use crate::host::cpu::{Core, Topology};
 use crate::host::{AdminCmd, Host, HostParts};
 use crate::nvme::arbitration;
-use crate::nvme::controller::{Controller, UrgentPolicy};
-use crate::nvme::pcie::PcieLink;
+use crate::nvme::controller::Controller;
 use crate::sim::{EventQueue, Ns};
 use crate::ssd::{Precondition, Ssd, SsdOutput};
 use crate::virt::Vms;
@@ -79,35 +78,20 @@ impl Machine {
         let topo = Topology::from_config(&cfg.host);
         let map = crate::host::queue_map::for_device(&cfg, &topo, opts.queue_map.as_deref())?;
         let verify = opts.verify || jobs.jobs.iter().any(|j| j.verify);
-        // null_blk's default device is 250 GB (module parameter gb=250).
-        let namespace_bytes = match (&cfg.device.kind, &cfg.device.ssd) {
-            (DeviceKind::Ssd, Some(s)) => s.user_capacity_bytes,
-            _ => 250 * 1_000_000_000,
-        };
+        let namespace_bytes = cfg.device.namespace_bytes();
         let (extents, job_disks) = crate::workload::files::job_extents(jobs, &cfg, namespace_bytes)?;
-        let (ssd, unit_bytes) = match (&cfg.device.kind, &cfg.device.ssd) {
-            (DeviceKind::Ssd, Some(s)) => {
-                // Files are laid out from LBA 0 in order, so what the jobs
-                // touch (each clone's region of its file) ends at one offset.
-                let mut end = 0;
-                for (spec, files) in jobs.jobs.iter().zip(&extents) {
-                    for (clone, &(base, len)) in files.iter().enumerate() {
-                        if let Ok((start, l)) = crate::workload::gen::resolve_region(spec, clone as u32, len) {
-                            end = end.max(base + start + l);
-                        }
-                    }
+        // Files are laid out from LBA 0 in order, so what the jobs touch
+        // (each clone's region of its file) ends at one offset.
+        let mut working_set_end = 0;
+        for (spec, files) in jobs.jobs.iter().zip(&extents) {
+            for (clone, &(base, len)) in files.iter().enumerate() {
+                if let Ok((start, l)) = crate::workload::gen::resolve_region(spec, clone as u32, len) {
+                    working_set_end = working_set_end.max(base + start + l);
                 }
-                let ssd = Ssd::preconditioned(s, verify, opts.precondition, opts.seed, end)?;
-                (Some(ssd), s.mapping_unit_bytes as u64)
             }
-            (DeviceKind::Ssd, None) => {
-                return Err(format!(
-                    "device '{}' has kind = \"ssd\" but no [device.ssd] table",
-                    cfg.device.name
-                ))
-            }
-            (DeviceKind::Null, _) => (None, 4096),
-        };
+        }
+        let ssd = Ssd::for_device(&cfg.device, verify, opts.precondition, opts.seed, working_set_end)?;
+        let unit_bytes = cfg.device.unit_bytes();
         let mut cores = vec![Core::default(); topo.nr_cpus() as usize];
         let vms = Vms::build(&cfg, &topo, &mut cores, namespace_bytes, opts.seed)?;
         let (threads, barriers) =
@@ -127,26 +111,15 @@ impl Machine {
                 return Err(format!("end the run with job '{name}': no job of that name"));
             }
         }
-        let link = PcieLink::new(&cfg.device.pcie);
-        let (mechanism, feature) = arbitration::setup(&cfg, map.name, opts.arbitration, opts.weights)?;
-        let h = &cfg.device.hmb;
-        let urgent = UrgentPolicy {
-            // Die priority goes with the urgent path (either kind) being configured.
-            die_priority: h.die_priority && h.size_bytes > 0,
-            class: h.urgent_class,
-            max_level: h.urgent_max_level.unwrap_or(7),
-        };
-        let posted_ns = link.posted_ns;
-        let ctrl = Controller::new(
-            &cfg.device.nvme,
+        let ctrl = Controller::for_device(
+            &cfg,
             map.sq_prio.clone(),
             map.cq_of.clone(),
-            mechanism,
-            feature,
-            link,
-            unit_bytes,
-            urgent,
-        );
+            map.name,
+            opts.arbitration,
+            opts.weights,
+        )?;
+        let posted_ns = ctrl.link().posted_ns;
         let mut admin_cmds = Vec::new();
         for s in &cfg.device.arbitration.set_features {
             arbitration::check_arbitration_values(
@@ -171,12 +144,6 @@ impl Machine {
                 launched_before: [0; 4],
             });
         }
-        let expected_end = threads
-            .iter()
-            .map(|t| t.end_ns())
-            .filter(|&e| e != Ns::MAX)
-            .max()
-            .unwrap_or(0);
         let host = Host::new(
             &cfg,
             HostParts {
@@ -190,6 +157,7 @@ impl Machine {
             },
             jobs,
         )?;
+        let expected_end = host.latest_end().unwrap_or(0);
         Ok(Machine {
             q: EventQueue::new(),
             host,

@@ -73,6 +73,17 @@ pub struct UrgentPolicy {
 }
 
 impl UrgentPolicy {
+    /// The policy `[device.hmb]` configures: die priority goes with an
+    /// urgent path (either kind) being configured; all levels of the class
+    /// are urgent unless `urgent_max_level` says otherwise.
+    pub fn from_config(h: &crate::config::HmbConfig) -> Self {
+        UrgentPolicy {
+            die_priority: h.die_priority && h.size_bytes > 0,
+            class: h.urgent_class,
+            max_level: h.urgent_max_level.unwrap_or(7),
+        }
+    }
+
     /// Whether a command of priority `p` is urgent (class, and level within it).
     #[inline]
     pub fn is_urgent(&self, p: crate::workload::IoPrio) -> bool {
@@ -163,6 +174,32 @@ impl Controller {
 
     /// A controller whose I/O SQs were created with priorities `prios`,
     /// enabled with `mechanism`, its Arbitration feature at `feature`.
+    /// The controller of `cfg`'s device, its I/O SQs created with priorities
+    /// `prios` posting to CQs `cq_of`, by a host whose queue map is
+    /// `map_name`; arbitration and weights as `[device.arbitration]` or
+    /// the run's overrides say.
+    pub fn for_device(
+        cfg: &crate::config::MachineConfig,
+        prios: Vec<QPrio>,
+        cq_of: Vec<u32>,
+        map_name: &str,
+        mechanism: Option<crate::config::ArbitrationMechanism>,
+        weights: Option<(u32, u32, u32)>,
+    ) -> Result<Self, String> {
+        let (mechanism, feature) = super::arbitration::setup(cfg, map_name, mechanism, weights)?;
+        let dev = &cfg.device;
+        Ok(Controller::new(
+            &dev.nvme,
+            prios,
+            cq_of,
+            mechanism,
+            feature,
+            PcieLink::new(&dev.pcie),
+            dev.unit_bytes(),
+            UrgentPolicy::from_config(&dev.hmb),
+        ))
+    }
+
     /// `cq_of` names each I/O SQ's CQ; the back end takes `unit_bytes` units.
     #[allow(clippy::too_many_arguments)]
     pub fn new(

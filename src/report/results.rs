@@ -3,8 +3,10 @@
 
 use crate::config::MachineConfig;
 use crate::machine::{Machine, RunOptions};
+use crate::nvme::controller::Controller;
 use crate::report::fio_json::{DiskUtil, JobResult, RunReport};
 use crate::sim::{Ns, NS_PER_MS, NS_PER_SEC};
+use crate::ssd::Ssd;
 use crate::workload::fio::FioJobFile;
 use serde_json::{json, Value};
 
@@ -253,19 +255,23 @@ fn pct(busy: Ns, end: Ns) -> f64 {
     }
 }
 
-fn extras(m: &Machine, end: Ns) -> Value {
+/// The `nvmesim.device` block: controller and link counters, and the SSD's
+/// (GC, write amplification, dies, channels, suspend, read-ahead, verify),
+/// for `end` ns of simulated time. `nvmesim run` and `nvmesim serve` both
+/// report it.
+pub fn device_json(name: &str, ctrl: &Controller, ssd: Option<&Ssd>, end: Ns) -> Value {
     let mut device = json!({
-        "name": m.cfg.device.name,
+        "name": name,
         "simulated_ms": end as f64 / NS_PER_MS as f64,
-        "commands": m.ctrl().commands(),
-        "command_slots": m.ctrl().slots_total(),
-        "slot_stalls": m.ctrl().slot_stalls(),
-        "pcie_to_device_bytes": m.ctrl().link().bytes_to_device,
-        "pcie_to_host_bytes": m.ctrl().link().bytes_to_host,
-        "pcie_to_device_util_pct": pct(m.ctrl().link().to_device.busy_ns, end),
-        "pcie_to_host_util_pct": pct(m.ctrl().link().to_host.busy_ns, end),
+        "commands": ctrl.commands(),
+        "command_slots": ctrl.slots_total(),
+        "slot_stalls": ctrl.slot_stalls(),
+        "pcie_to_device_bytes": ctrl.link().bytes_to_device,
+        "pcie_to_host_bytes": ctrl.link().bytes_to_host,
+        "pcie_to_device_util_pct": pct(ctrl.link().to_device.busy_ns, end),
+        "pcie_to_host_util_pct": pct(ctrl.link().to_host.busy_ns, end),
     });
-    if let Some(ssd) = &m.ssd() {
+    if let Some(ssd) = ssd {
         let dies: Vec<f64> = ssd.dies.iter().map(|d| pct(d.busy_ns, end)).collect();
         let chans: Vec<f64> = ssd.channels.iter().map(|c| pct(c.bus.busy_ns, end)).collect();
         let mean = |v: &[f64]| {
@@ -308,6 +314,11 @@ fn extras(m: &Machine, end: Ns) -> Value {
             obj.insert("verify_failures".into(), json!(ssd.verify_failures));
         }
     }
+    device
+}
+
+fn extras(m: &Machine, end: Ns) -> Value {
+    let device = device_json(&m.cfg.device.name, m.ctrl(), m.ssd(), end);
     let sqs: Vec<Value> = m
         .ctrl()
         .sqs()
@@ -374,8 +385,8 @@ fn extras(m: &Machine, end: Ns) -> Value {
                 "segments": m.host().hmb().layout.as_ref().map(|l| l.segments),
                 "data_area_bytes": m.host().hmb().layout.as_ref().map(|l| l.data_bytes),
                 "metadata_entries": m.host().hmb().layout.as_ref().map(|l| l.entries),
-                "urgent_class": m.host().hmb().urgent_class,
-                "die_priority": m.host().hmb().die_priority,
+                "urgent_class": m.host().hmb().urgent.class,
+                "die_priority": m.host().hmb().urgent.die_priority,
                 "commands": m.host().hmb().commands,
                 "bytes": m.host().hmb().bytes,
                 "fallbacks_hmb_full": m.host().hmb().fallbacks,

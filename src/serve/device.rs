@@ -8,11 +8,10 @@
 //! No wall clock here: [`Device::advance`] runs the model up to a simulated
 //! time, so the real-time loop and the tests drive the same code.
 
-use crate::config::{ArbitrationMechanism, DeviceKind, MachineConfig};
+use crate::config::{ArbitrationMechanism, MachineConfig};
 use crate::machine::{Event, Queue};
-use crate::nvme::arbitration::{self, QPrio};
-use crate::nvme::controller::{Controller, UrgentPolicy};
-use crate::nvme::pcie::PcieLink;
+use crate::nvme::arbitration::QPrio;
+use crate::nvme::controller::Controller;
 use crate::nvme::{Cqe, HostPort, Sqe};
 use crate::sim::{EventQueue, Ns, Slab};
 use crate::ssd::{Precondition, Ssd, SsdOutput};
@@ -131,20 +130,9 @@ impl Device {
                 dev.nvme.max_io_queues
             ));
         }
-        // null_blk's default device is 250 GB (module parameter gb=250), as `nvmesim run`.
-        let (ssd, unit_bytes, namespace_bytes) = match (&dev.kind, &dev.ssd) {
-            (DeviceKind::Ssd, Some(s)) => {
-                let ssd = Ssd::preconditioned(s, verify, precondition, seed, s.user_capacity_bytes)?;
-                (Some(ssd), s.mapping_unit_bytes as u64, s.user_capacity_bytes)
-            }
-            (DeviceKind::Ssd, None) => {
-                return Err(format!(
-                    "device '{}' has kind = \"ssd\" but no [device.ssd] table",
-                    dev.name
-                ))
-            }
-            (DeviceKind::Null, _) => (None, 4096, 250 * 1_000_000_000),
-        };
+        let namespace_bytes = dev.namespace_bytes();
+        let unit_bytes = dev.unit_bytes();
+        let ssd = Ssd::for_device(dev, verify, precondition, seed, namespace_bytes)?;
         let prios: Vec<QPrio> = sqs.iter().map(|&p| qprio_of(p)).collect();
         // Exports with a class are the wrr-ioprio map's priority queues (WRR
         // is enabled by the drivers that create them); without, stock round robin.
@@ -153,17 +141,9 @@ impl Device {
         } else {
             "per-core"
         };
-        let (mechanism, feature) = arbitration::setup(&cfg, map_name, o.arbitration, o.weights)?;
-        let h = &dev.hmb;
-        let urgent = UrgentPolicy {
-            die_priority: h.die_priority && h.size_bytes > 0,
-            class: h.urgent_class,
-            max_level: h.urgent_max_level.unwrap_or(7),
-        };
-        let link = PcieLink::new(&dev.pcie);
-        let posted_ns = link.posted_ns;
         let cq_of = (0..sqs.len() as u32).collect();
-        let ctrl = Controller::new(&dev.nvme, prios, cq_of, mechanism, feature, link, unit_bytes, urgent);
+        let ctrl = Controller::for_device(&cfg, prios, cq_of, map_name, o.arbitration, o.weights)?;
+        let posted_ns = ctrl.link().posted_ns;
         let mut q = EventQueue::new();
         let mut ssd = ssd;
         if let Some(s) = ssd.as_mut() {

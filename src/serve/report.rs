@@ -174,43 +174,11 @@ impl Summary {
 
     pub(super) fn finish(&mut self, end: Ns, d: &Device, store: &Store) {
         self.end_ns = end;
-        let pct = |busy: Ns| {
-            if end == 0 {
-                0.0
-            } else {
-                (busy as f64 / end as f64 * 100.0).min(100.0)
-            }
-        };
         let c = &d.ctrl;
-        let mut dev = json!({
-            "name": self.device_name,
-            "simulated_ms": end as f64 / 1e6,
-            "commands": c.commands(),
-            "command_slots": c.slots_total(),
-            "slot_stalls": c.slot_stalls(),
-            "pcie_to_device_bytes": c.link().bytes_to_device,
-            "pcie_to_host_bytes": c.link().bytes_to_host,
-            "util_pct": c.busy_fraction(end) * 100.0,
-            "memory_store_bytes": store.resident_bytes(),
-        });
-        let obj = dev.as_object_mut().unwrap();
-        if let Some(ssd) = &d.ssd {
-            let dies: Vec<f64> = ssd.dies.iter().map(|x| pct(x.busy_ns)).collect();
-            let mean = dies.iter().sum::<f64>() / dies.len().max(1) as f64;
-            obj.insert("gc_runs".into(), json!(ssd.gc_victims));
-            obj.insert("gc_pages_copied".into(), json!(ssd.gc_pages_copied));
-            obj.insert("erases".into(), json!(ssd.erases));
-            obj.insert("trimmed_units".into(), json!(ssd.trimmed_units));
-            obj.insert("user_pages_programmed".into(), json!(ssd.user_pages_programmed));
-            obj.insert("write_amplification".into(), json!(ssd.write_amplification()));
-            obj.insert("write_cache_hits".into(), json!(ssd.cache.hits));
-            obj.insert("write_cache_full_stalls".into(), json!(ssd.cache.full_stalls));
-            obj.insert("die_util_mean_pct".into(), json!(mean));
-            if ssd.verify {
-                obj.insert("verify_checks".into(), json!(ssd.verify_checks));
-                obj.insert("verify_failures".into(), json!(ssd.verify_failures));
-            }
-        }
+        let mut dev = crate::report::results::device_json(&self.device_name, c, d.ssd.as_ref(), end);
+        let obj = dev.as_object_mut().expect("the device block is an object");
+        obj.insert("util_pct".into(), json!(c.busy_fraction(end) * 100.0));
+        obj.insert("memory_store_bytes".into(), json!(store.resident_bytes()));
         let mut sqs = Vec::new();
         for (e, ex) in self.exports.iter().enumerate() {
             for &sq in &ex.sqs {

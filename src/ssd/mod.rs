@@ -7,7 +7,7 @@ pub mod ftl;
 pub mod readahead;
 pub use device::{ReadPlan, Ssd, SsdOutput};
 
-use crate::config::SsdConfig;
+use crate::config::{DeviceConfig, DeviceKind, SsdConfig};
 
 /// The drive's state at time zero.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +44,25 @@ impl std::str::FromStr for Precondition {
     }
 }
 impl Ssd {
+    /// The SSD of device `dev` in state `pre` (see [`Ssd::preconditioned`]),
+    /// or none for the null device.
+    pub fn for_device(
+        dev: &DeviceConfig,
+        verify: bool,
+        pre: Precondition,
+        seed: u64,
+        working_set_end: u64,
+    ) -> Result<Option<Ssd>, String> {
+        match (&dev.kind, &dev.ssd) {
+            (DeviceKind::Ssd, Some(s)) => Ssd::preconditioned(s, verify, pre, seed, working_set_end).map(Some),
+            (DeviceKind::Ssd, None) => Err(format!(
+                "device '{}' has kind = \"ssd\" but no [device.ssd] table",
+                dev.name
+            )),
+            (DeviceKind::Null, _) => Ok(None),
+        }
+    }
+
     /// A drive of config `s` in state `pre` at time zero (`working_set_end`:
     /// where the jobs' files end, for [`Precondition::WorkingSet`]).
     pub fn preconditioned(
