@@ -3,6 +3,7 @@
 //! NAND die that serves it. See `../shared/DESIGN.md` for the architecture;
 //! each module below is one layer of the real stack and owns its state.
 
+pub mod calibrate;
 pub mod config;
 pub mod host;
 pub mod input;

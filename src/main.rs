@@ -4,6 +4,7 @@ mod cli;
 
 use clap::{Parser, Subcommand};
 use cli::bench::{cmd_bench, BenchArgs};
+use cli::calibrate::{cmd_calibrate, CalibrateArgs};
 use cli::fio_args::{split_fio_args, JobOptions};
 use cli::serve::{cmd_serve, ServeArgs};
 use nvmesim::config;
@@ -27,7 +28,7 @@ use std::time::Instant;
 the Linux blk-mq block layer and NVMe driver, the PCIe link, the NVMe controller and an SSD \
 (write cache, FTL, GC, channels, dies). Give it a fio job file; get fio's own output back.\n\n\
 Examples:\n  nvmesim run examples/randread-qd32.fio\n  nvmesim run --name=r --rw=randread --bs=4k --iodepth=32 --ioengine=libaio --runtime=1s --time_based --minimal\n  nvmesim run a.fio - b.fio --section=warm --status-interval=100ms --output-format=terse,json\n  nvmesim run job.fio --device samsung-pm1725a --output-format json --output out.json --seed 7\n  \
-nvmesim run job.fio --config my-machine.toml\n  nvmesim serve --device intel-750-400g --socket /tmp/ssd.sock\n  nvmesim presets\n  nvmesim scenario run datasheet\n  nvmesim scenario run blk-mq --quick\n  nvmesim bench"
+nvmesim run job.fio --config my-machine.toml\n  nvmesim serve --device intel-750-400g --socket /tmp/ssd.sock\n  nvmesim presets\n  nvmesim scenario run datasheet\n  nvmesim calibrate calibration/intel-750-400g/targets.toml --out cal/\n  nvmesim scenario run blk-mq --quick\n  nvmesim bench"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -53,6 +54,10 @@ enum Cmd {
     /// Run a parameter sweep (a grid of runs from a sweep TOML) on all cores: one fio JSON per run
     /// under OUT, and the tidy table OUT/results.csv + OUT/results.parquet. Re-running skips finished runs.
     Sweep(SweepArgs),
+    /// Fit the config keys no source gives (free keys with bounds) to declared targets (datasheet rows,
+    /// reviews, fio JSON of real runs), validate on held-out targets; writes a config that extends the
+    /// base, report.md and results.json.
+    Calibrate(Box<CalibrateArgs>),
     /// Plot a sweep's results table: one curve per value of --by, a panel per direction (SVG + PNG).
     Plot(PlotArgs),
     /// Write synthetic block traces for `read_iolog`.
@@ -290,6 +295,7 @@ fn main() -> ExitCode {
         Cmd::Presets => cmd_presets(),
         Cmd::Bench(a) => cmd_bench(a),
         Cmd::Sweep(a) => cmd_sweep(a),
+        Cmd::Calibrate(a) => cmd_calibrate(*a),
         Cmd::Plot(a) => cmd_plot(a),
         Cmd::Scenario { cmd } => match cmd {
             ScenarioCmd::List => cmd_scenario_list(),

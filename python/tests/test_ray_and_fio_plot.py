@@ -71,3 +71,37 @@ def test_fio_plot_draws_a_sweep(sweep_file, tmp_path):
         assert r.returncode == 0, r.stdout + r.stderr
         img = (tmp_path / png).read_bytes()
         assert img[:8] == b"\x89PNG\r\n\x1a\n" and len(img) > 20_000, png
+
+
+CAL_TARGETS = """
+name = "ray-check"
+base = "{base}"
+free = ["ssd.nand.read_ns_by_page_type=20us..120us", "ssd.nand.dies_per_channel=1..3"]
+
+[[target]]
+name = "rr"
+job_text = \"\"\"
+[rr]
+ioengine=libaio
+direct=1
+rw=randread
+bs=4k
+iodepth=8
+time_based=1
+runtime=40ms
+\"\"\"
+metric = "read_iops"
+observed = 40000
+"""
+
+
+def test_cli_calibrate_ray_equals_local(cli, tmp_path):
+    """`nvmesim calibrate --ray local` runs the candidates as Ray tasks and writes the same config."""
+    base = Path(__file__).resolve().parents[2] / "tests" / "data" / "tiny-ssd.toml"
+    t = tmp_path / "targets.toml"
+    t.write_text(CAL_TARGETS.format(base=base))
+    local, remote = tmp_path / "local", tmp_path / "ray"
+    subprocess.run([cli, "calibrate", t, "--out", local, "-q", "--iters", "6"], check=True)
+    env = dict(os.environ, NVMESIM_PYTHON=sys.executable, RAY_AUTH_MODE="disabled")
+    subprocess.run([cli, "calibrate", t, "--out", remote, "-q", "--iters", "6", "--ray", "local"], check=True, env=env)
+    assert (local / "ray-check.toml").read_text() == (remote / "ray-check.toml").read_text()

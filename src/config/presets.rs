@@ -16,7 +16,9 @@ pub const DEFAULT_HOST: &str = "dell-r720-2s";
 /// The device used when neither `--device` nor a config names one.
 pub const DEFAULT_DEVICE: &str = "intel-750-400g";
 
-fn preset_text(kind: &str, name: &str) -> Result<&'static str, String> {
+/// A built-in preset's TOML text, as shipped (comments included: `nvmesim
+/// calibrate --free auto` reads the ESTIMATE marks in them).
+pub fn preset_text(kind: &str, name: &str) -> Result<&'static str, String> {
     let list = if kind == "host" { HOST_PRESETS } else { DEVICE_PRESETS };
     list.iter().find(|(n, _)| *n == name).map(|(_, t)| *t).ok_or_else(|| {
         let names: Vec<&str> = list.iter().map(|(n, _)| *n).collect();
@@ -24,17 +26,46 @@ fn preset_text(kind: &str, name: &str) -> Result<&'static str, String> {
     })
 }
 
-fn preset_table(kind: &str, name: &str) -> Result<Table, String> {
+/// A built-in preset's table, with its own `extends` resolved: a calibrated
+/// preset is the sourced one it extends plus the keys `nvmesim calibrate`
+/// fitted.
+pub fn preset_table(kind: &str, name: &str) -> Result<Table, String> {
+    preset_table_depth(kind, name, 0)
+}
+
+fn preset_table_depth(kind: &str, name: &str, depth: usize) -> Result<Table, String> {
+    if depth > 8 {
+        return Err(format!(
+            "built-in {kind} preset '{name}': 'extends' chain too long (a loop?)"
+        ));
+    }
     let text = preset_text(kind, name)?;
     let mut doc: Table = toml::from_str(text).map_err(|e| format!("built-in {kind} preset '{name}': {e}"))?;
-    match doc.remove(kind) {
-        Some(Value::Table(t)) => Ok(t),
-        _ => Err(format!("built-in {kind} preset '{name}' has no [{kind}] table")),
+    let mut own = match doc.remove(kind) {
+        Some(Value::Table(t)) => t,
+        _ => return Err(format!("built-in {kind} preset '{name}' has no [{kind}] table")),
+    };
+    match own.remove("extends") {
+        None => Ok(own),
+        Some(Value::String(base)) => {
+            let mut t = preset_table_depth(kind, &base, depth + 1)?;
+            merge(&mut t, own);
+            Ok(t)
+        }
+        Some(_) => Err(format!(
+            "built-in {kind} preset '{name}': extends must be a preset name"
+        )),
     }
 }
 
+/// The preset a built-in preset extends, if any.
+pub fn preset_extends(kind: &str, name: &str) -> Option<String> {
+    let doc: Table = toml::from_str(preset_text(kind, name).ok()?).ok()?;
+    doc.get(kind)?.get("extends")?.as_str().map(str::to_string)
+}
+
 /// Overlay `over` onto `base`, recursing into tables.
-fn merge(base: &mut Table, over: Table) {
+pub fn merge(base: &mut Table, over: Table) {
     for (k, v) in over {
         match (base.get_mut(&k), v) {
             (Some(Value::Table(b)), Value::Table(o)) => merge(b, o),

@@ -3,6 +3,7 @@
 //! most of `./test-all`'s build time. `cargo test --release NAME` still
 //! picks tests by name (`cli::`, `invariants::`, ...).
 
+mod calibrate;
 mod cli;
 mod cli_fio;
 mod extending;

@@ -1,0 +1,433 @@
+//! The search: candidate configs evaluated on every fit target (runs in
+//! parallel on all cores, or as Ray tasks), an integer grid for the small
+//! integer keys, Nelder-Mead (argmin) on the continuous ones from the best
+//! grid points, then each key's sensitivity at the optimum.
+//!
+//! Everything is deterministic: a run depends only on its config, job and
+//! seed; Nelder-Mead has no randomness; ties between candidates keep the
+//! first evaluated. The same targets and seed write the same config.
+
+use super::params::FreeParam;
+use super::targets::{Role, Target};
+use crate::sweep::run::{RunSpec, Source};
+use argmin::core::{CostFunction, Executor, State};
+use argmin::solver::neldermead::NelderMead;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Objective given to a candidate whose runs fail (an invalid config).
+pub const FAILED: f64 = 1e6;
+
+/// Runs (candidate config, target) pairs.
+pub trait Runner: Sync {
+    /// fio JSON text of each spec, or its error, in order.
+    fn run_all(&self, specs: &[RunSpec]) -> Vec<Result<String, String>>;
+}
+
+/// Local worker threads.
+pub struct LocalRunner {
+    pub workers: usize,
+}
+
+impl Runner for LocalRunner {
+    fn run_all(&self, specs: &[RunSpec]) -> Vec<Result<String, String>> {
+        let next = AtomicUsize::new(0);
+        let out: Vec<Mutex<Option<Result<String, String>>>> = specs.iter().map(|_| Mutex::new(None)).collect();
+        std::thread::scope(|s| {
+            for _ in 0..self.workers.clamp(1, specs.len().max(1)) {
+                s.spawn(|| loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(spec) = specs.get(k) else { break };
+                    let r = crate::sweep::exec::guarded(|| spec.fio_json(false));
+                    *out[k].lock().unwrap() = Some(r);
+                });
+            }
+        });
+        out.into_iter()
+            .map(|m| m.into_inner().unwrap().unwrap_or_else(|| Err("not run".into())))
+            .collect()
+    }
+}
+
+/// One evaluated candidate: its parameter values and each target's value.
+#[derive(Debug, Clone)]
+pub struct Eval {
+    pub values: Vec<f64>,
+    /// Per target (all targets, fit and validate, in declared order); NaN where not run or failed.
+    pub metrics: Vec<f64>,
+    /// The first failure, if any run failed.
+    pub error: Option<String>,
+}
+
+/// The calibration problem: base tables, free parameters, targets, how to run.
+pub struct Problem<'a> {
+    pub host: toml::Table,
+    pub device: toml::Table,
+    pub vms: Option<toml::Value>,
+    pub params: Vec<FreeParam>,
+    pub targets: Vec<Target>,
+    pub seed: u64,
+    pub runner: &'a dyn Runner,
+    cache: Mutex<HashMap<Vec<u64>, Eval>>,
+    /// Candidates evaluated (cache misses), for the progress bar and the report.
+    pub evaluations: AtomicUsize,
+    pub runs: AtomicUsize,
+    pub best: Mutex<Option<(f64, Vec<f64>)>>,
+    pub on_progress: Mutex<Box<dyn FnMut(usize, f64) + Send + 'a>>,
+}
+
+fn key(values: &[f64]) -> Vec<u64> {
+    values.iter().map(|v| v.to_bits()).collect()
+}
+
+impl<'a> Problem<'a> {
+    pub fn new(
+        host: toml::Table,
+        device: toml::Table,
+        vms: Option<toml::Value>,
+        params: Vec<FreeParam>,
+        targets: Vec<Target>,
+        seed: u64,
+        runner: &'a dyn Runner,
+    ) -> Problem<'a> {
+        Problem {
+            host,
+            device,
+            vms,
+            params,
+            targets,
+            seed,
+            runner,
+            cache: Mutex::new(HashMap::new()),
+            evaluations: AtomicUsize::new(0),
+            runs: AtomicUsize::new(0),
+            best: Mutex::new(None),
+            on_progress: Mutex::new(Box::new(|_, _| {})),
+        }
+    }
+
+    pub fn base_values(&self) -> Vec<f64> {
+        self.params.iter().map(|p| p.base).collect()
+    }
+
+    /// The machine config (TOML text) of a candidate: the base tables with the free keys set.
+    pub fn config_text(&self, values: &[f64]) -> String {
+        let (mut h, mut d) = (self.host.clone(), self.device.clone());
+        for (p, v) in self.params.iter().zip(values) {
+            p.apply(&mut h, &mut d, *v);
+        }
+        let mut doc = toml::Table::new();
+        doc.insert("host".into(), toml::Value::Table(h));
+        doc.insert("device".into(), toml::Value::Table(d));
+        if let Some(v) = &self.vms {
+            doc.insert("vm".into(), v.clone());
+        }
+        toml::to_string(&doc).expect("a TOML table always serializes")
+    }
+
+    pub fn spec(&self, values: &[f64], t: &Target) -> RunSpec {
+        RunSpec {
+            job: Some(Source {
+                path: t.job_path.clone(),
+                text: t.job.clone(),
+            }),
+            config: Some(Source {
+                path: "candidate.toml".into(),
+                text: self.config_text(values),
+            }),
+            seed: self.seed,
+            precondition: t.precondition.clone(),
+            arbitration: t.arbitration.clone(),
+            weights: t.weights.clone(),
+            ..Default::default()
+        }
+    }
+
+    /// Evaluate candidates on the targets with `role` (None: all), reusing
+    /// earlier evaluations; runs every missing (candidate, target) pair in one batch.
+    pub fn evaluate(&self, cands: &[Vec<f64>], role: Option<Role>) -> Vec<Eval> {
+        let wanted: Vec<usize> = (0..self.targets.len())
+            .filter(|&i| role.is_none_or(|r| self.targets[i].role == r))
+            .collect();
+        let mut todo: Vec<(usize, usize)> = Vec::new();
+        {
+            let cache = self.cache.lock().unwrap();
+            for (c, v) in cands.iter().enumerate() {
+                for &t in &wanted {
+                    let have = cache.get(&key(v)).is_some_and(|e| !e.metrics[t].is_nan());
+                    let queued = todo.iter().any(|&(c2, t2)| t2 == t && key(&cands[c2]) == key(v));
+                    if !have && !queued {
+                        todo.push((c, t));
+                    }
+                }
+            }
+        }
+        let specs: Vec<RunSpec> = todo
+            .iter()
+            .map(|&(c, t)| self.spec(&cands[c], &self.targets[t]))
+            .collect();
+        let results = self.runner.run_all(&specs);
+        self.runs.fetch_add(specs.len(), Ordering::Relaxed);
+        let mut cache = self.cache.lock().unwrap();
+        for (&(c, t), r) in todo.iter().zip(results) {
+            let e = cache.entry(key(&cands[c])).or_insert_with(|| {
+                self.evaluations.fetch_add(1, Ordering::Relaxed);
+                Eval {
+                    values: cands[c].clone(),
+                    metrics: vec![f64::NAN; self.targets.len()],
+                    error: None,
+                }
+            });
+            match r.and_then(|text| {
+                let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+                self.targets[t]
+                    .metric
+                    .measure(&v)
+                    .ok_or_else(|| format!("metric {} not in the run's output", self.targets[t].metric_text))
+            }) {
+                Ok(x) => e.metrics[t] = x,
+                Err(err) => {
+                    e.metrics[t] = f64::INFINITY;
+                    e.error.get_or_insert(format!("{}: {err}", self.targets[t].origin));
+                }
+            }
+        }
+        let out: Vec<Eval> = cands.iter().map(|v| cache[&key(v)].clone()).collect();
+        drop(cache);
+        for e in &out {
+            let j = self.objective(e);
+            let mut best = self.best.lock().unwrap();
+            if best.as_ref().is_none_or(|(b, _)| j < *b) {
+                *best = Some((j, e.values.clone()));
+            }
+            let b = best.as_ref().map(|x| x.0).unwrap_or(j);
+            drop(best);
+            (self.on_progress.lock().unwrap())(self.evaluations.load(Ordering::Relaxed), b);
+        }
+        out
+    }
+
+    /// Mean over fit targets of the squared log error in units of each target's
+    /// tolerance: 1.0 means every fit target is off by exactly its tolerance.
+    pub fn objective(&self, e: &Eval) -> f64 {
+        let mut sum = 0.0;
+        let mut n = 0;
+        for (t, m) in self.targets.iter().zip(&e.metrics) {
+            if t.role != Role::Fit {
+                continue;
+            }
+            if !(m.is_finite() && *m > 0.0) {
+                return FAILED;
+            }
+            let z = (m / t.observed).ln() / (1.0 + t.tolerance).ln();
+            sum += z * z;
+            n += 1;
+        }
+        if n == 0 {
+            0.0
+        } else {
+            sum / n as f64
+        }
+    }
+
+    fn eval_fit(&self, values: &[f64]) -> f64 {
+        let e = self.evaluate(&[values.to_vec()], Some(Role::Fit)).remove(0);
+        self.objective(&e)
+    }
+}
+
+/// Nelder-Mead's view: the continuous coordinates, with the grid keys fixed.
+struct Continuous<'p, 'a> {
+    problem: &'p Problem<'a>,
+    grid_values: Vec<f64>,
+    cont: Vec<usize>,
+}
+
+impl Continuous<'_, '_> {
+    fn values(&self, u: &[f64]) -> Vec<f64> {
+        let mut v = self.grid_values.clone();
+        for (k, &i) in self.cont.iter().enumerate() {
+            v[i] = self.problem.params[i].value_at(u[k]);
+        }
+        v
+    }
+}
+
+impl CostFunction for Continuous<'_, '_> {
+    type Param = Vec<f64>;
+    type Output = f64;
+    fn cost(&self, u: &Vec<f64>) -> Result<f64, argmin::core::Error> {
+        // Outside the box the value is clamped to the bound; the distance is
+        // added so the simplex is pushed back in rather than stalling on a plateau.
+        let out: f64 = u.iter().map(|x| (x - x.clamp(0.0, 1.0)).abs()).sum();
+        Ok(self.problem.eval_fit(&self.values(u)) + out)
+    }
+}
+
+/// How the search went.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub best: Vec<f64>,
+    pub objective: f64,
+    pub grid_points: usize,
+    pub nm_starts: usize,
+}
+
+/// Search: every grid combination at the continuous keys' base values, then
+/// Nelder-Mead on the continuous keys from the `starts` best combinations,
+/// each for at most `iters` iterations.
+pub fn search(p: &Problem, starts: usize, iters: u64) -> Result<Outcome, String> {
+    let n = p.params.len();
+    let grid: Vec<usize> = (0..n).filter(|&i| p.params[i].grid()).collect();
+    let cont: Vec<usize> = (0..n).filter(|&i| !p.params[i].grid()).collect();
+    // Grid combinations, the base value first among each key's values so ties keep the base.
+    let mut combos: Vec<Vec<f64>> = vec![p.base_values()];
+    for &i in &grid {
+        let q = &p.params[i];
+        let mut next = Vec::new();
+        for c in &combos {
+            let mut vals: Vec<f64> = vec![q.base];
+            let mut x = q.lo;
+            while x <= q.hi {
+                if x != q.base {
+                    vals.push(x);
+                }
+                x += 1.0;
+            }
+            for v in vals {
+                let mut c2 = c.clone();
+                c2[i] = v;
+                next.push(c2);
+            }
+        }
+        combos = next;
+    }
+    if combos.len() > 256 {
+        return Err(format!(
+            "the integer keys give {} grid combinations (at most 256): narrow their bounds",
+            combos.len()
+        ));
+    }
+    let evals = p.evaluate(&combos, Some(Role::Fit));
+    let mut ranked: Vec<(f64, Vec<f64>)> = evals.iter().map(|e| (p.objective(e), e.values.clone())).collect();
+    // Stable: equal objectives keep their evaluation order.
+    ranked.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
+    let mut best = ranked[0].clone();
+    let mut nm_starts = 0;
+    if !cont.is_empty() {
+        for (_, start) in ranked.iter().take(starts.max(1)) {
+            if best.0 == 0.0 {
+                break;
+            }
+            nm_starts += 1;
+            let prob = Continuous {
+                problem: p,
+                grid_values: start.clone(),
+                cont: cont.clone(),
+            };
+            // The simplex: the start and one step of 0.15 (of the log range) along each key,
+            // away from the nearer bound.
+            let u0: Vec<f64> = cont.iter().map(|&i| p.params[i].coord(start[i])).collect();
+            let mut simplex = vec![u0.clone()];
+            for k in 0..cont.len() {
+                let mut u = u0.clone();
+                u[k] = if u[k] + 0.15 <= 1.0 { u[k] + 0.15 } else { u[k] - 0.15 };
+                simplex.push(u);
+            }
+            // Its vertices in one parallel batch; Nelder-Mead then finds them cached.
+            let verts: Vec<Vec<f64>> = simplex.iter().map(|u| prob.values(u)).collect();
+            p.evaluate(&verts, Some(Role::Fit));
+            let solver = NelderMead::new(simplex)
+                .with_sd_tolerance(1e-4)
+                .map_err(|e| e.to_string())?;
+            let res = Executor::new(prob, solver)
+                .configure(|s| s.max_iters(iters))
+                .run()
+                .map_err(|e| format!("Nelder-Mead: {e}"))?;
+            let st = res.state();
+            if let Some(u) = st.get_best_param() {
+                let prob = Continuous {
+                    problem: p,
+                    grid_values: start.clone(),
+                    cont: cont.clone(),
+                };
+                let v = prob.values(u);
+                let j = p.eval_fit(&v);
+                if j < best.0 {
+                    best = (j, v);
+                }
+            }
+        }
+    }
+    Ok(Outcome {
+        best: best.1,
+        objective: best.0,
+        grid_points: combos.len(),
+        nm_starts,
+    })
+}
+
+/// A key's effect at the optimum: d ln(metric) / d ln(value) per target
+/// (a step of ±10%, or ±1 for a grid key), and whether the fit targets constrain it.
+#[derive(Debug, Clone)]
+pub struct Sensitivity {
+    pub elasticity: Vec<f64>,
+    pub identified: bool,
+}
+
+/// A key whose ±10% step moves no fit target by more than this many
+/// percent per percent is left unidentified by the targets.
+pub const IDENTIFIED_MIN_ELASTICITY: f64 = 0.05;
+
+pub fn sensitivities(p: &Problem, at: &[f64]) -> Vec<Sensitivity> {
+    let mut cands = Vec::new();
+    let mut steps = Vec::new();
+    for (i, q) in p.params.iter().enumerate() {
+        let (mut lo, mut hi) = if q.grid() {
+            (at[i] - 1.0, at[i] + 1.0)
+        } else {
+            (q.round(at[i] / 1.1), q.round(at[i] * 1.1))
+        };
+        lo = lo.max(q.lo).max(f64::MIN_POSITIVE);
+        hi = hi.min(q.hi);
+        if hi <= lo {
+            // Bounds too tight to step: look beyond them.
+            lo = (at[i] / 1.1).max(f64::MIN_POSITIVE);
+            hi = at[i] * 1.1;
+        }
+        let mut a = at.to_vec();
+        a[i] = lo;
+        let mut b = at.to_vec();
+        b[i] = hi;
+        cands.push(a);
+        cands.push(b);
+        steps.push((lo, hi));
+    }
+    let evals = p.evaluate(&cands, None);
+    p.params
+        .iter()
+        .enumerate()
+        .map(|(i, _)| {
+            let (lo, hi) = steps[i];
+            let (a, b) = (&evals[2 * i], &evals[2 * i + 1]);
+            let dx = (hi / lo).ln();
+            let elasticity: Vec<f64> = (0..p.targets.len())
+                .map(|t| {
+                    let (ma, mb) = (a.metrics[t], b.metrics[t]);
+                    if ma > 0.0 && mb > 0.0 && ma.is_finite() && mb.is_finite() && dx > 0.0 {
+                        (mb / ma).ln() / dx
+                    } else {
+                        f64::NAN
+                    }
+                })
+                .collect();
+            let identified = p
+                .targets
+                .iter()
+                .zip(&elasticity)
+                .any(|(t, e)| t.role == Role::Fit && e.abs() >= IDENTIFIED_MIN_ELASTICITY);
+            Sensitivity { elasticity, identified }
+        })
+        .collect()
+}
