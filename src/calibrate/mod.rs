@@ -158,6 +158,21 @@ pub fn plan(o: &Options) -> Result<Plan, String> {
             params.push(p);
         }
     }
+    for t in &tg {
+        for q in &params {
+            let top = if q.host { "host" } else { "device" };
+            let mut cur = t.config.get(top);
+            for k in &q.path {
+                cur = cur.and_then(|v| v.get(k));
+            }
+            if cur.is_some() {
+                return Err(format!(
+                    "{}: config sets the free key {}: a target may not fix what is being fitted",
+                    t.origin, q.key
+                ));
+            }
+        }
+    }
     let name = o.name.clone().or(file.name.clone()).unwrap_or_else(|| {
         let stem = Path::new(&base_name)
             .file_stem()

@@ -111,11 +111,20 @@ impl<'a> Problem<'a> {
         self.params.iter().map(|p| p.base).collect()
     }
 
-    /// The machine config (TOML text) of a candidate: the base tables with the free keys set.
-    pub fn config_text(&self, values: &[f64]) -> String {
+    /// The machine config (TOML text) of a candidate: the base tables with the
+    /// free keys set, and the target's own config keys on top.
+    pub fn config_text(&self, values: &[f64], t: Option<&Target>) -> String {
         let (mut h, mut d) = (self.host.clone(), self.device.clone());
         for (p, v) in self.params.iter().zip(values) {
             p.apply(&mut h, &mut d, *v);
+        }
+        if let Some(t) = t {
+            if let Some(toml::Value::Table(x)) = t.config.get("host") {
+                crate::config::merge(&mut h, x.clone());
+            }
+            if let Some(toml::Value::Table(x)) = t.config.get("device") {
+                crate::config::merge(&mut d, x.clone());
+            }
         }
         let mut doc = toml::Table::new();
         doc.insert("host".into(), toml::Value::Table(h));
@@ -134,7 +143,7 @@ impl<'a> Problem<'a> {
             }),
             config: Some(Source {
                 path: "candidate.toml".into(),
-                text: self.config_text(values),
+                text: self.config_text(values, Some(t)),
             }),
             seed: self.seed,
             precondition: t.precondition.clone(),
@@ -163,14 +172,24 @@ impl<'a> Problem<'a> {
                 }
             }
         }
-        let specs: Vec<RunSpec> = todo
-            .iter()
-            .map(|&(c, t)| self.spec(&cands[c], &self.targets[t]))
-            .collect();
+        // Targets that differ only in their metric share one run.
+        let mut specs: Vec<RunSpec> = Vec::new();
+        let mut texts: HashMap<String, usize> = HashMap::new();
+        let mut run_of: Vec<usize> = Vec::new();
+        for &(c, t) in &todo {
+            let spec = self.spec(&cands[c], &self.targets[t]);
+            let text = serde_json::to_string(&spec).expect("a RunSpec serializes");
+            let k = *texts.entry(text).or_insert_with(|| {
+                specs.push(spec);
+                specs.len() - 1
+            });
+            run_of.push(k);
+        }
         let results = self.runner.run_all(&specs);
         self.runs.fetch_add(specs.len(), Ordering::Relaxed);
         let mut cache = self.cache.lock().unwrap();
-        for (&(c, t), r) in todo.iter().zip(results) {
+        for (i, &(c, t)) in todo.iter().enumerate() {
+            let r = results[run_of[i]].clone();
             let e = cache.entry(key(&cands[c])).or_insert_with(|| {
                 self.evaluations.fetch_add(1, Ordering::Relaxed);
                 Eval {

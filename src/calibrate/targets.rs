@@ -186,6 +186,10 @@ pub struct Target {
     pub precondition: Option<String>,
     pub arbitration: Option<String>,
     pub weights: Option<String>,
+    /// Config keys this target's runs set on top of the candidate (a `[host]`
+    /// and/or `[device]` table: e.g. the queue map and arbitration a study's
+    /// workload runs under). They may not set a free key.
+    pub config: toml::Table,
     pub metric: Metric,
     pub metric_text: String,
     pub observed: f64,
@@ -241,6 +245,7 @@ const TARGET_KEYS: &[&str] = &[
     "tolerance",
     "role",
     "source",
+    "config",
 ];
 
 impl TargetsFile {
@@ -354,6 +359,18 @@ impl TargetsFile {
             if let Some(w) = &weights {
                 crate::sweep::run::parse_weights(w).map_err(|e| format!("{at}: weights {e}"))?;
             }
+            let config = match t.get("config") {
+                None => Table::new(),
+                Some(Value::Table(c)) => {
+                    if let Some(k) = c.keys().find(|k| *k != "host" && *k != "device") {
+                        return Err(format!(
+                            "{at}: config: unknown table '{k}' (expected host and/or device)"
+                        ));
+                    }
+                    c.clone()
+                }
+                Some(_) => return Err(format!("{at}: 'config' must be a table with host and/or device keys")),
+            };
             if out.targets.iter().any(|x: &Target| x.name == tname) {
                 return Err(format!("{at}: a target named '{tname}' is already declared"));
             }
@@ -365,6 +382,7 @@ impl TargetsFile {
                 precondition,
                 arbitration,
                 weights,
+                config,
                 metric,
                 metric_text,
                 observed,
@@ -499,6 +517,7 @@ pub fn from_measured(
                     precondition: precondition.map(str::to_string),
                     arbitration: None,
                     weights: None,
+                    config: Table::new(),
                     metric,
                     metric_text,
                     observed,
