@@ -15,6 +15,7 @@ mod hmb;
 mod host_scale;
 mod invariants;
 mod lazy_precondition;
+mod numa;
 mod occupancy;
 mod queue_policies;
 mod robust;
