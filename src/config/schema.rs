@@ -55,6 +55,68 @@ pub struct HostConfig {
     /// of this host's clock (defaults documented in [`VirtCosts`]).
     #[serde(default)]
     pub virt: VirtCosts,
+    /// `[host.numa]`: where the drive and host memory sit among the sockets,
+    /// and what crossing the interconnect adds (off unless `enabled`).
+    #[serde(default, skip_serializing_if = "NumaConfig::is_default")]
+    pub numa: NumaConfig,
+}
+
+/// `[host.numa]`: device locality. A drive's PCIe root port is on one
+/// socket (integrated PCIe, Sandy Bridge-EP on) or on an I/O hub linked to
+/// every socket (Nehalem-EP's 5520 IOH). What costs more when it crosses the
+/// socket interconnect:
+///
+/// - a doorbell (MMIO write) from a core on another socket than the drive's
+///   (`remote_mmio_ns`);
+/// - the drive's DMA of a request's data in another node's memory: fio
+///   allocates its buffers after pinning the thread (fio 3.33 backend.c,
+///   `thread_main`: `fio_setaffinity` before `init_io_u`), so they are on
+///   the node of the CPU the thread started on (`remote_dma_read_ns` for a
+///   write's data, `remote_dma_write_ns` for a read's: the CQE, posted after
+///   the data, is visible no earlier);
+/// - an MSI-X interrupt taken by a core on another socket
+///   (`remote_interrupt_ns`);
+/// - a core writing an SQE into, or reading a CQE from, SQ/CQ rings in
+///   another node's memory (`remote_memory_ns`, CPU time). The Linux driver
+///   allocates the rings with `dma_alloc_coherent` on the drive's node
+///   (x86 `dma_generic_alloc_coherent`: `alloc_pages_node(dev_to_node(dev))`),
+///   so the drive's own SQE fetches and CQE posts are always local.
+///
+/// Each cost is what a remote access adds over a local one; all 0 and
+/// `enabled = false` by default. The device-side costs apply only with a
+/// `device_node`; without one (an I/O hub one link from every socket) the
+/// drive is equally far from all of them and only `remote_memory_ns` acts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NumaConfig {
+    pub enabled: bool,
+    /// The socket whose root port the drive hangs off. Absent: an I/O hub
+    /// equidistant from every socket. Range: 0 to `sockets` - 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_node: Option<u32>,
+    /// The node of the SQ/CQ rings when there is no `device_node` (Linux then
+    /// allocates them on the node of the CPU that set the queues up); with a
+    /// `device_node` the rings are on it and this key must be absent.
+    /// Absent: 0. Range: 0 to `sockets` - 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_memory_node: Option<u32>,
+    /// CPU time a cache miss to another node's memory adds over a local one
+    /// (the SQE's line, the CQE's line).
+    pub remote_memory_ns: u64,
+    /// Latency a doorbell write from another socket adds on its way to the drive.
+    pub remote_mmio_ns: u64,
+    /// Latency the drive's read of another node's memory adds (request and data cross).
+    pub remote_dma_read_ns: u64,
+    /// Latency the drive's posted write to another node's memory adds before it is visible.
+    pub remote_dma_write_ns: u64,
+    /// Latency an MSI-X message to a core on another socket adds.
+    pub remote_interrupt_ns: u64,
+}
+
+impl NumaConfig {
+    pub fn is_default(&self) -> bool {
+        *self == NumaConfig::default()
+    }
 }
 
 fn one() -> u32 {

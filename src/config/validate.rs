@@ -251,6 +251,38 @@ fn host(c: &Check, h: &HostConfig) -> Result<(), String> {
         MAX_SHARED_LINES,
         "cache lines",
     )?;
+    let n = &h.numa;
+    let last = u64::from(h.sockets) - 1;
+    if let Some(d) = n.device_node {
+        c.int("host.numa", "device_node", d.into(), 0, last, "a socket of this host")?;
+        if n.queue_memory_node.is_some() {
+            return Err(c.err(
+                "host.numa",
+                "queue_memory_node must be absent when device_node is set (the driver allocates the \
+SQ/CQ rings on the drive's node)"
+                    .into(),
+            ));
+        }
+    }
+    if let Some(m) = n.queue_memory_node {
+        c.int(
+            "host.numa",
+            "queue_memory_node",
+            m.into(),
+            0,
+            last,
+            "a socket of this host",
+        )?;
+    }
+    for (key, x) in [
+        ("remote_memory_ns", n.remote_memory_ns),
+        ("remote_mmio_ns", n.remote_mmio_ns),
+        ("remote_dma_read_ns", n.remote_dma_read_ns),
+        ("remote_dma_write_ns", n.remote_dma_write_ns),
+        ("remote_interrupt_ns", n.remote_interrupt_ns),
+    ] {
+        c.int("host.numa", key, x, 0, MAX_STEP_NS, "at most 1 s")?;
+    }
     Ok(())
 }
 
@@ -770,6 +802,19 @@ mod tests {
             };
             load_machine(None, h, d).unwrap();
         }
+    }
+
+    #[test]
+    fn numa_nodes_must_be_sockets_of_the_host() {
+        let e = err("[host]\nextends = \"xeon-e5506-2s\"\n[host.numa]\ndevice_node = 2\n");
+        assert!(
+            e.contains("m.toml") && e.contains("[host.numa]") && e.contains("device_node"),
+            "{e}"
+        );
+        let e = err("[host]\nextends = \"xeon-e5506-2s\"\n[host.numa]\ndevice_node = 1\nqueue_memory_node = 1\n");
+        assert!(e.contains("queue_memory_node must be absent"), "{e}");
+        let e = err("[host]\nextends = \"xeon-e5506-2s\"\n[host.numa]\nremote_mmio_ns = 9000000000\n");
+        assert!(e.contains("remote_mmio_ns"), "{e}");
     }
 
     #[test]

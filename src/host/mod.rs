@@ -10,6 +10,7 @@
 pub mod block;
 pub mod cpu;
 pub mod jobs;
+pub mod numa;
 pub mod nvme_driver;
 pub mod queue_map;
 pub mod submit;
@@ -69,6 +70,8 @@ pub struct Host {
     hmb: HmbState,
     /// The PCIe posted-write latency a doorbell write takes to the device.
     posted_ns: Ns,
+    /// Device locality: what crossing the socket interconnect adds.
+    numa: numa::Numa,
     /// The largest request the block layer sends (max_sectors_kb within the
     /// driver's max_hw_sectors); larger bios are split.
     max_rq_bytes: u64,
@@ -128,6 +131,7 @@ impl Host {
             qp.irq_cpu = map.irq_cpu[map.cq_of[i] as usize];
         }
         let costs = cfg.host.costs.clone();
+        let numa = numa::Numa::new(&cfg.host.numa, &topo);
         let cl = CacheLineCost {
             same_socket_ns: costs.cacheline_same_socket_ns,
             cross_socket_ns: costs.cacheline_cross_socket_ns,
@@ -195,6 +199,7 @@ impl Host {
             admin_cmds,
             hmb,
             posted_ns,
+            numa,
             max_rq_bytes,
             unit_bytes,
             ios_completed: 0,
@@ -388,11 +393,25 @@ impl HostPort for Host {
 
     #[inline]
     fn cqe_arrived(&mut self, cq: u32, cqe: Cqe, q: &mut Queue) {
+        let msi = self.numa.interrupt_ns(self.qps[cq as usize].irq_cpu);
         let qp = &mut self.qps[cq as usize];
         qp.cq_pending.push(cqe);
         if !qp.irq_armed {
             qp.irq_armed = true;
-            q.schedule(cqe.at, Event::Irq { qp: cq });
+            q.schedule(cqe.at + msi, Event::Irq { qp: cq });
         }
+    }
+
+    /// The buffer of a host job's request is on the node its thread started
+    /// on; guest memory and the HMB (the driver's, on the drive's side) are
+    /// not placed by the model.
+    #[inline]
+    fn data_dma_extra_ns(&self, cid: u32) -> Ns {
+        let r = self.reqs.get(cid);
+        if r.vq != submit::NO_VQ || r.hmb {
+            return 0;
+        }
+        self.numa
+            .data_dma_ns(self.threads[r.thread as usize].buf_node, r.io.ddir)
     }
 }

@@ -322,12 +322,15 @@ impl Host {
         let hctx = self.reqs.get(r).hctx;
         cur += c.nvme_queue_rq_ns;
         cur = self.sq_locks[hctx as usize].acquire(cur, cpu, c.sq_lock_hold_ns, &self.lenv);
+        // The SQE's line is owned from the rings' node; the doorbell's
+        // barrier waits for it.
+        cur += self.numa.ring_access_ns(cpu);
         let sqe = self.sqe(r);
         self.qps[hctx as usize].write_sqe(cur, sqe);
         self.qps[hctx as usize].push_sqes(cur, 1);
         self.qps[hctx as usize].doorbells += 1;
-        cur += c.doorbell_mmio_ns;
-        let posted = self.posted_ns;
+        cur += self.costs.doorbell_mmio_ns;
+        let posted = self.posted_ns + self.numa.mmio_ns(cpu);
         q.schedule(cur + posted, Event::SqDoorbell { sq: hctx, n: 1 });
         cur
     }
@@ -399,7 +402,7 @@ impl Host {
                 break;
             }
             handled += 1;
-            cur += c.cqe_handle_ns;
+            cur += c.cqe_handle_ns + self.numa.ring_access_ns(cpu);
             // The CQE names its SQ (SQ Identifier): that SQ's head moves.
             self.qps[cqe.sq as usize].saw_sq_head(cur, cqe.sq_head);
             self.qps[cqe.sq as usize].sq_completions += 1;
@@ -409,7 +412,7 @@ impl Host {
         pending.drain(..handled);
         // CQEs still in flight raise the next interrupt when they land.
         if let Some(next) = pending.first() {
-            let at = next.at.max(cur);
+            let at = (next.at + self.numa.interrupt_ns(cpu)).max(cur);
             q.schedule(at, Event::Irq { qp: qpi });
         } else {
             self.qps[qpi as usize].irq_armed = false;

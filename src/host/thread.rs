@@ -114,6 +114,10 @@ pub struct Thread {
     pub vcpu: u32,
     /// A guest thread's virtio disk (index within its VM).
     pub(super) vdisk: u32,
+    /// The NUMA node of its I/O buffers: the socket of the CPU it started
+    /// on (fio allocates them after setting the thread's CPU affinity, and
+    /// Linux places a page on the node of the CPU that first touches it).
+    pub(super) buf_node: u32,
 }
 
 impl Thread {
@@ -181,6 +185,7 @@ impl Thread {
             Rng::new(seed, "sched", tindex),
             cfg.host.scheduler.migration_interval_ns.max(1),
         );
+        let placement_cpu = placement.cpu;
         let sync = spec.ioengine.is_sync();
         let depth = if sync { 1 } else { spec.iodepth.max(1) };
         let stats = JobStats::new(StatsConfig {
@@ -239,6 +244,7 @@ impl Thread {
             null_engine: spec.ioengine == crate::workload::fio::IoEngine::Null,
             vcpu: NO_VCPU,
             vdisk: 0,
+            buf_node: topo.socket_of(placement_cpu),
         })
     }
 }

@@ -275,14 +275,19 @@ impl Controller {
                 // Urgent reads (either path) first at the dies, if configured.
                 self.urgent.die_priority && self.urgent.is_urgent(io.prio),
             ) {
-                ReadPlan::Immediate => self.read_data_ready(now, cid, q),
+                ReadPlan::Immediate => {
+                    let far = host.data_dma_extra_ns(cid);
+                    self.read_data_ready(now, cid, far, q)
+                }
                 ReadPlan::Flash(parts) => self.cmd_mut(cid).parts = parts,
             },
             Ddir::Write => {
                 if !ssd.cache.reserve(count as u64 * ub) {
                     return false;
                 }
-                let t = self.link.device_read(now, io.len as u64);
+                // A buffer in another node's memory: the read crosses the
+                // host's interconnect both ways ([host.numa]).
+                let t = self.link.device_read(now, io.len as u64) + host.data_dma_extra_ns(cid);
                 q.schedule(t, Event::WriteDataIn { cmd: cid });
             }
             Ddir::Trim => {
@@ -310,12 +315,15 @@ impl Controller {
         self.post_cqe(now, cid, host, q);
     }
 
-    fn read_data_ready(&mut self, now: Ns, cid: u32, q: &mut Queue) {
+    /// A read's data goes to host memory; `far` is what the host's
+    /// interconnect adds before it is visible there (a buffer on another
+    /// node than the drive's). The CQE, ordered after the data, waits for it.
+    fn read_data_ready(&mut self, now: Ns, cid: u32, far: Ns, q: &mut Queue) {
         let len = self.cmd(cid).sqe.len as u64;
         let t = self.link.device_write(now, len);
         // The CQE is posted after the data (PCIe ordering), once the DMA is done.
         q.schedule(
-            t.saturating_sub(self.link.posted_ns).max(now),
+            t.saturating_sub(self.link.posted_ns).max(now) + far,
             Event::CqePost { cmd: cid },
         );
     }
@@ -335,7 +343,8 @@ impl Controller {
             let c = self.cmd_mut(cid);
             c.parts -= 1;
             if c.parts == 0 {
-                self.read_data_ready(now, cid, q);
+                let far = host.data_dma_extra_ns(cid);
+                self.read_data_ready(now, cid, far, q);
             }
         }
         out.reads_done.clear();

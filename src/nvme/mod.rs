@@ -54,4 +54,10 @@ pub trait HostPort {
     fn hmb_command(&self, id: u32) -> Sqe;
     /// A CQE lands in I/O CQ `cq` (its interrupt is the host's to raise).
     fn cqe_arrived(&mut self, cq: u32, cqe: Cqe, q: &mut Queue);
+    /// What the host's socket interconnect adds to the drive's DMA of
+    /// command `cid`'s data (its buffer in another node's memory than the
+    /// drive's: `[host.numa]`). Nothing by default.
+    fn data_dma_extra_ns(&self, _cid: u32) -> Ns {
+        0
+    }
 }

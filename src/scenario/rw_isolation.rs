@@ -382,11 +382,12 @@ a read's wait in its die's queue {:.0} / {:.0} / {:.0} µs; software-queue lock 
     let _ = writeln!(
         md,
         "\nReader steadiness, FQueue against Isolation: coefficient of variation {} (FQueue) and {} (Isolation) \
-across the workloads. In the model a pinned reader alone on its core and its SQ has nothing that treats \
-it differently from the other readers (same die striping, same path), so FQueue readers come out as \
-steady as Isolation's; the study's unsteady FQueue readers need a cause the model does not have \
-(per-core interference from other work, interrupt placement on a busy core, NUMA effects of where \
-the pinned thread's memory lives).",
+across the workloads. In the model a pinned reader alone on its core and its SQ has little that treats \
+it differently from the other readers (same die striping, same path; with `[host.numa]` turned on, 40 ns more \
+CPU per SQE and per CQE on the second socket for the rings in node 0's memory, which a drive-bound \
+reader does not feel: docs/presets.md), so FQueue readers come out as steady as Isolation's; the study's unsteady FQueue \
+readers need a cause the model does not have (per-core interference from other work, interrupt \
+placement on a busy core).",
         fq_cv
             .iter()
             .map(|x| format!("{:.1}%", 100.0 * x))

@@ -16,6 +16,7 @@ mod hmb;
 mod host_scale;
 mod invariants;
 mod lazy_precondition;
+mod numa;
 mod occupancy;
 mod queue_policies;
 mod robust;
