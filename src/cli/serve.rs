@@ -54,7 +54,9 @@ pub struct ServeArgs {
     pub verify: bool,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Machine config (TOML; only [device] matters here).
+    /// Machine config (TOML; only [device] matters here). `[device.ssd.cache] volatile = true` gives the
+    /// drive a volatile write cache: FLUSH and FUA writes then wait until the data is programmed to NAND
+    /// (both SSD presets have power-loss protection: false).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Device preset (see `nvmesim presets`).

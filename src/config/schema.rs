@@ -765,6 +765,16 @@ pub struct WriteCacheConfig {
     /// Range: one program unit (planes x pages_per_program x page_bytes) to 1 TiB; it must also hold
     /// the largest write a job sends (checked against the jobs before the run).
     pub capacity_bytes: u64,
+    /// The buffer is volatile (NVMe Identify Controller VWC bit 0 = 1): the
+    /// drive has no power-loss protection for it, so a Flush command
+    /// completes only once every write acknowledged before it is programmed
+    /// to NAND (a partly filled program unit is padded and programmed), and
+    /// a write with FUA only once its own data is. False (the default): the
+    /// buffer is protected (capacitors), data is durable once acknowledged
+    /// and Flush completes at once. `nvmesim run`'s jobs send neither, so
+    /// only `nvmesim serve` sees the difference.
+    #[serde(default)]
+    pub volatile: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

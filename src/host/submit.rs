@@ -510,6 +510,7 @@ impl Host {
             offset: req.dev_offset,
             len: req.dev_len,
             prio: req.io.prio,
+            flags: 0,
         }
     }
 }

@@ -13,7 +13,7 @@
 use super::arbitration::{ArbitrationFeature, Pick};
 use super::controller::{Controller, HMB_IO_CMD};
 use super::pcie::CQE_BYTES;
-use super::{Cqe, HostPort, Sqe};
+use super::{Cqe, HostPort, Sqe, SQE_FLUSH, SQE_FUA};
 use crate::config::SetArbitration;
 use crate::machine::{Event, Queue};
 use crate::sim::Ns;
@@ -281,6 +281,14 @@ impl Controller {
                 }
                 ReadPlan::Flash(parts) => self.cmd_mut(cid).parts = parts,
             },
+            Ddir::Write if io.flags & SQE_FLUSH != 0 => {
+                // Flush: every write completed before it must be on NAND
+                // (volatile cache; else it is durable already).
+                let hi = ssd.cache.arrived;
+                if ssd.wait_durable(now, cid, 0, hi, q) {
+                    self.post_cqe(now, cid, host, q);
+                }
+            }
             Ddir::Write => {
                 if !ssd.cache.reserve(count as u64 * ub) {
                     return false;
@@ -305,13 +313,18 @@ impl Controller {
     }
 
     /// A write command's data is in the device's buffer: the SSD takes it
-    /// and (write-back) the command completes.
+    /// and (write-back) the command completes; a FUA write to a volatile
+    /// cache completes when its data is on NAND.
     pub fn write_data_in<H: HostPort>(&mut self, now: Ns, cid: u32, ssd: &mut Ssd, host: &mut H, q: &mut Queue) {
         let io = self.cmd(cid).sqe;
         let ub = self.unit_bytes;
         let first = io.offset / ub;
         let count = ((io.offset + io.len as u64).div_ceil(ub) - first) as u32;
+        let lo = ssd.cache.arrived;
         ssd.write_arrived(now, first, count, q);
+        if io.flags & SQE_FUA != 0 && !ssd.wait_durable(now, cid, lo, ssd.cache.arrived, q) {
+            return;
+        }
         self.post_cqe(now, cid, host, q);
     }
 
@@ -348,6 +361,11 @@ impl Controller {
             }
         }
         out.reads_done.clear();
+        // Flush / FUA commands whose data reached NAND.
+        for i in 0..out.durable.len() {
+            self.post_cqe(now, out.durable[i], host, q);
+        }
+        out.durable.clear();
         if out.cache_freed {
             out.cache_freed = false;
             self.unblock_sqs(now, ssd, host, q);

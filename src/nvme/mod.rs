@@ -19,8 +19,9 @@ use crate::sim::Ns;
 use crate::workload::{Ddir, IoPrio};
 
 /// A submission queue entry as the controller reads it: command id,
-/// opcode, byte range (the SLBA and NLB fields) and the I/O priority the
-/// host's urgent path marks (the model's stand-in for a priority hint).
+/// opcode, byte range (the SLBA and NLB fields), the I/O priority the
+/// host's urgent path marks (the model's stand-in for a priority hint) and
+/// the flags below.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sqe {
     pub cid: u32,
@@ -28,7 +29,17 @@ pub struct Sqe {
     pub offset: u64,
     pub len: u32,
     pub prio: IoPrio,
+    /// [`SQE_FUA`], [`SQE_FLUSH`] (0 for the modelled host's commands).
+    pub flags: u8,
 }
+
+/// A write with Force Unit Access (NVMe Write, CDW12 bit 30): on a drive
+/// with a volatile write cache it completes once its data is on NAND.
+pub const SQE_FUA: u8 = 1;
+/// The NVMe Flush command (opcode 00h), sent with `op` Write and no data:
+/// on a drive with a volatile write cache it completes once every write
+/// completed before it is on NAND; otherwise at once.
+pub const SQE_FLUSH: u8 = 2;
 
 /// A completion queue entry (command id, SQ identifier, SQ head pointer)
 /// and when its posted write becomes visible in host memory.

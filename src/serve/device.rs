@@ -51,6 +51,7 @@ impl HostPort for ServerPort {
             offset: 0,
             len: 0,
             prio: IoPrio::NONE,
+            flags: 0,
         }
     }
     fn cqe_arrived(&mut self, _cq: u32, cqe: Cqe, _q: &mut Queue) {
@@ -176,9 +177,13 @@ impl Device {
     }
 
     /// Request `req` enters at `at` on SQ `sq`: its commands (split at
-    /// `max_cmd_bytes`; trims and flushes are one command) go into the
-    /// ring and one doorbell covers them. Returns the number of commands.
-    pub fn submit(&mut self, at: Ns, sq: u32, op: Ddir, offset: u64, len: u32, req: u32) -> u32 {
+    /// `max_cmd_bytes`; trims and flushes are one command; `flags` on
+    /// each: [`SQE_FUA`](crate::nvme::SQE_FUA), or
+    /// [`SQE_FLUSH`](crate::nvme::SQE_FLUSH) with `op` Write and no data) go
+    /// into the ring and one doorbell covers them. Returns the number of
+    /// commands.
+    #[allow(clippy::too_many_arguments)]
+    pub fn submit(&mut self, at: Ns, sq: u32, op: Ddir, offset: u64, len: u32, flags: u8, req: u32) -> u32 {
         let at = at.max(self.q.now());
         let prio = self.sq_ioprio[sq as usize];
         let step = if op == Ddir::Trim {
@@ -197,6 +202,7 @@ impl Device {
                 offset: offset + pos,
                 len: l,
                 prio,
+                flags,
             });
             n += 1;
             pos += l as u64;
@@ -290,6 +296,33 @@ mod tests {
         crate::config::load_machine(Some(("tiny-ssd.toml", text)), None, None).unwrap()
     }
 
+    /// The tiny drive with its write buffer volatile or protected.
+    fn tiny_cache(volatile: bool) -> MachineConfig {
+        let text = include_str!("../../tests/data/tiny-ssd.toml").replace(
+            "capacity_bytes = 1048576",
+            &format!("capacity_bytes = 1048576\nvolatile = {volatile}"),
+        );
+        crate::config::load_machine(Some(("tiny-ssd.toml", &text)), None, None).unwrap()
+    }
+
+    /// The shortest program time of the drive's NAND.
+    fn min_tprog(d: &Device) -> Ns {
+        let n = &d.cfg.device.ssd.as_ref().unwrap().nand;
+        n.program_ns_by_page_type.iter().copied().min().unwrap_or(n.program_ns)
+    }
+
+    /// Run until request `req` completes; returns when its CQE landed.
+    fn run_until(d: &mut Device, req: u32) -> Ns {
+        let mut done = Vec::new();
+        while let Some(t) = d.next_time() {
+            d.advance(t, &mut done);
+            if let Some(&(at, _)) = done.iter().find(|x| x.1 == req) {
+                return at;
+            }
+        }
+        panic!("request {req} never completed");
+    }
+
     fn opts(verify: bool) -> DeviceOptions {
         DeviceOptions {
             precondition: Precondition::None,
@@ -309,12 +342,12 @@ mod tests {
     #[test]
     fn a_write_then_a_read_complete_through_the_controller_and_the_ssd() {
         let mut d = Device::new(tiny(), &[IoPrio::NONE], &opts(true)).unwrap();
-        d.submit(1000, 0, Ddir::Write, 0, 65536, 7);
+        d.submit(1000, 0, Ddir::Write, 0, 65536, 0, 7);
         let done = run_all(&mut d);
         assert_eq!(done.iter().filter(|x| x.1 == 7).count(), 1);
         let t_w = done[0].0;
         assert!(t_w > 1000, "a write takes time: {t_w}");
-        d.submit(t_w, 0, Ddir::Read, 0, 4096, 8);
+        d.submit(t_w, 0, Ddir::Read, 0, 4096, 0, 8);
         let done = run_all(&mut d);
         assert_eq!(done.len(), 1);
         assert!(done[0].0 > t_w);
@@ -327,15 +360,76 @@ mod tests {
     fn large_requests_split_at_the_block_layer_size_and_advance_stops_in_time() {
         let mut d = Device::new(tiny(), &[IoPrio::NONE, IoPrio::NONE], &opts(false)).unwrap();
         let m = d.max_cmd_bytes as u32;
-        assert_eq!(d.submit(0, 1, Ddir::Write, 0, 2 * m + 4096, 1), 3);
+        assert_eq!(d.submit(0, 1, Ddir::Write, 0, 2 * m + 4096, 0, 1), 3);
         let mut done = Vec::new();
         d.advance(0, &mut done);
         assert!(done.is_empty(), "nothing completes at time zero");
         let done = run_all(&mut d);
         assert_eq!(done.len(), 3);
         // A trim is one command, whatever its length.
-        assert_eq!(d.submit(d.q.now(), 0, Ddir::Trim, 0, 1 << 26, 2), 1);
+        assert_eq!(d.submit(d.q.now(), 0, Ddir::Trim, 0, 1 << 26, 0, 2), 1);
         assert_eq!(run_all(&mut d).len(), 1);
         assert!(d.ssd.as_ref().unwrap().trimmed_units > 0);
+    }
+
+    #[test]
+    fn a_flush_on_a_volatile_cache_completes_only_after_the_programs_of_the_writes_before_it() {
+        use crate::nvme::SQE_FLUSH;
+        let mut d = Device::new(tiny_cache(true), &[IoPrio::NONE], &opts(true)).unwrap();
+        let unit = d.ssd.as_ref().unwrap().program_slots as u64 * 4096;
+        // One full program unit and two pages more: the two stay buffered.
+        let n = unit / 4096 + 2;
+        for i in 0..n {
+            d.submit(d.q.now(), 0, Ddir::Write, i * 8192, 4096, 0, i as u32);
+            run_until(&mut d, i as u32);
+        }
+        let ssd = d.ssd.as_ref().unwrap();
+        assert_eq!(ssd.cache.staged.len(), 2, "a partial unit waits in the buffer");
+        let t0 = d.q.now();
+        d.submit(t0, 0, Ddir::Write, 0, 0, SQE_FLUSH, 100);
+        let t = run_until(&mut d, 100);
+        let ssd = d.ssd.as_ref().unwrap();
+        // Every page acknowledged before the flush is on NAND when it completes.
+        assert_eq!(ssd.cache.used, 0, "buffer still holds data when the flush completed");
+        assert!(ssd.cache.staged.is_empty());
+        assert_eq!(ssd.padded_programs, 1, "the partial unit was padded and programmed");
+        assert_eq!(ssd.user_pages_programmed, n);
+        assert!(t - t0 >= min_tprog(&d), "flush took {} ns, less than a program", t - t0);
+        // Nothing left to wait for: the next flush costs only the command's trip.
+        d.submit(t, 0, Ddir::Write, 0, 0, SQE_FLUSH, 101);
+        assert!(run_until(&mut d, 101) - t < min_tprog(&d) / 10);
+    }
+
+    #[test]
+    fn a_flush_on_a_drive_with_power_loss_protection_completes_at_once() {
+        use crate::nvme::SQE_FLUSH;
+        let mut d = Device::new(tiny_cache(false), &[IoPrio::NONE], &opts(false)).unwrap();
+        d.submit(0, 0, Ddir::Write, 0, 4096, 0, 1);
+        let t0 = run_until(&mut d, 1);
+        d.submit(t0, 0, Ddir::Write, 0, 0, SQE_FLUSH, 2);
+        let t = run_until(&mut d, 2);
+        assert!(t - t0 < min_tprog(&d) / 10, "flush took {} ns", t - t0);
+        let ssd = d.ssd.as_ref().unwrap();
+        assert_eq!(ssd.cache.used, 4096, "the page stays buffered (protected)");
+        assert_eq!(ssd.padded_programs + ssd.durability_waits, 0);
+    }
+
+    /// Latency of a 4 KiB write with `flags`, on a quiet drive.
+    fn write_latency(volatile: bool, flags: u8) -> (Ns, Ns) {
+        let mut d = Device::new(tiny_cache(volatile), &[IoPrio::NONE], &opts(false)).unwrap();
+        d.submit(1000, 0, Ddir::Write, 1 << 20, 4096, flags, 1);
+        (run_until(&mut d, 1) - 1000, min_tprog(&d))
+    }
+
+    #[test]
+    fn a_fua_write_waits_for_nand_only_on_a_volatile_cache() {
+        use crate::nvme::SQE_FUA;
+        let (plain, tprog) = write_latency(true, 0);
+        let (fua, _) = write_latency(true, SQE_FUA);
+        assert!(fua >= plain + tprog, "FUA {fua} ns, plain {plain} ns, tPROG {tprog} ns");
+        let (plain_plp, _) = write_latency(false, 0);
+        let (fua_plp, _) = write_latency(false, SQE_FUA);
+        assert_eq!(fua_plp, plain_plp);
+        assert_eq!(plain_plp, plain);
     }
 }

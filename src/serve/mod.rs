@@ -25,6 +25,7 @@ pub mod report;
 pub mod store;
 
 use crate::config::MachineConfig;
+use crate::nvme::{SQE_FLUSH, SQE_FUA};
 use crate::sim::{Ns, Slab};
 use crate::workload::{Ddir, IoPrio};
 use device::Device;
@@ -426,18 +427,22 @@ impl Server {
                     });
                     return;
                 }
-                // What the drive is sent: a flush is a command without data
-                // (fetch, decode, CQE), as a Flush to a drive with no
-                // volatile write cache; a write-zeroes deallocates unless
-                // the client asks for no hole.
-                let (op, offset, len) = match req.kind {
-                    nbd::CMD_READ => (Ddir::Read, req.offset, req.len),
-                    nbd::CMD_WRITE => (Ddir::Write, req.offset, req.len),
+                // What the drive is sent: a flush is an NVMe Flush (no
+                // data; the drive model decides when it completes: at once
+                // with power-loss protection, after the buffered writes are
+                // on NAND with a volatile cache), a FUA write an NVMe Write
+                // with FUA; a write-zeroes deallocates unless the client
+                // asks for no hole (trim and deallocating write-zeroes are
+                // map updates: FUA changes nothing for them).
+                let fua = if req.flags & nbd::CMD_FLAG_FUA != 0 { SQE_FUA } else { 0 };
+                let (op, offset, len, flags) = match req.kind {
+                    nbd::CMD_READ => (Ddir::Read, req.offset, req.len, 0),
+                    nbd::CMD_WRITE => (Ddir::Write, req.offset, req.len, fua),
                     nbd::CMD_WRITE_ZEROES if req.flags & nbd::CMD_FLAG_NO_HOLE != 0 => {
-                        (Ddir::Write, req.offset, req.len)
+                        (Ddir::Write, req.offset, req.len, fua)
                     }
-                    nbd::CMD_TRIM | nbd::CMD_WRITE_ZEROES => (Ddir::Trim, req.offset, req.len),
-                    _ => (Ddir::Trim, 0, 0),
+                    nbd::CMD_TRIM | nbd::CMD_WRITE_ZEROES => (Ddir::Trim, req.offset, req.len, 0),
+                    _ => (Ddir::Write, 0, 0, SQE_FLUSH),
                 };
                 let id = st.reqs.insert(Pending {
                     conn,
@@ -450,7 +455,7 @@ impl Server {
                     parts: 0,
                 });
                 c.outstanding += 1;
-                let parts = self.device.submit(entered, c.sq, op, offset, len, id);
+                let parts = self.device.submit(entered, c.sq, op, offset, len, flags, id);
                 st.reqs.get_mut(id).parts = parts;
             }
         }

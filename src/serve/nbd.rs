@@ -80,9 +80,15 @@ pub const EOVERFLOW: u32 = 75;
 /// The largest request payload the server takes: proto.md's 32 MiB, the
 /// size beyond which a client may not assume a server accepts a request.
 pub const MAX_PAYLOAD: u32 = 32 * 1024 * 1024;
-/// Block sizes announced in NBD_INFO_BLOCK_SIZE: 512 (the namespace's LBA
-/// size), 4096 preferred (the SSD's mapping unit), MAX_PAYLOAD.
-pub const MIN_BLOCK: u32 = 512;
+/// Block sizes announced in NBD_INFO_BLOCK_SIZE: 1 (any alignment, which
+/// proto.md allows), 4096 preferred (the SSD's mapping unit),
+/// MAX_PAYLOAD. Not the namespace's 512-byte LBA: clients without a block
+/// layer send what programs write (fuse2fs rewrites single superblock
+/// fields, 2 bytes at a time, through nbdfuse, which libnbd refuses when
+/// the minimum is 512). The store takes any byte range; the model sends the
+/// mapping units the range touches (a host's read-modify-write of the
+/// partial 512-byte sector is not modelled).
+pub const MIN_BLOCK: u32 = 1;
 pub const PREFERRED_BLOCK: u32 = 4096;
 /// The longest option a client may send (a name or a list of info
 /// requests); longer ones close the connection. ESTIMATE: proto.md bounds

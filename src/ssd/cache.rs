@@ -36,8 +36,12 @@ pub struct WriteCache {
     /// Copies of each logical page held in the buffer (a page rewritten
     /// before its first copy reached flash has two).
     copies: LpnMap,
-    /// Logical pages whose data arrived and wait for a flash program, in arrival order.
-    pub staged: std::collections::VecDeque<u32>,
+    /// Logical pages whose data arrived and wait for a flash program, in
+    /// arrival order, each with its arrival number (what a Flush or FUA
+    /// write waits for: see `Ssd::wait_durable`).
+    pub staged: std::collections::VecDeque<(u32, u64)>,
+    /// Logical pages that have arrived so far (the next arrival's number).
+    pub arrived: u64,
     pub hits: u64,
     pub full_stalls: u64,
 }
@@ -65,12 +69,19 @@ impl WriteCache {
     #[inline]
     pub fn insert(&mut self, lpn: u32) {
         *self.copies.entry(lpn).or_insert(0) += 1;
-        self.staged.push_back(lpn);
+        self.staged.push_back((lpn, self.arrived));
+        self.arrived += 1;
     }
 
     #[inline]
     pub fn contains(&self, lpn: u32) -> bool {
         self.copies.contains_key(&lpn)
+    }
+
+    /// Arrival number of the oldest page still waiting for a program.
+    #[inline]
+    pub fn oldest_staged(&self) -> Option<u64> {
+        self.staged.front().map(|&(_, n)| n)
     }
 
     /// A program holding `lpn` finished: drop one copy and its room.
@@ -95,7 +106,7 @@ impl WriteCache {
             return 0;
         }
         let before = self.staged.len();
-        self.staged.retain(|&l| l != lpn);
+        self.staged.retain(|&(l, _)| l != lpn);
         let dropped = (before - self.staged.len()) as u32;
         if dropped > 0 {
             let c = self.copies.get_mut(&lpn).expect("staged lpn has copies");

@@ -13,6 +13,7 @@ use super::readahead::{Claim, ReadAhead};
 use crate::config::{DieSchedulerKind, GcConfig, SsdConfig, SuspendConfig};
 use crate::machine::Event;
 use crate::sim::{transfer_ns, EventQueue, Ns};
+use std::collections::BTreeMap;
 
 /// How a read command will be served.
 pub enum ReadPlan {
@@ -29,6 +30,9 @@ pub struct SsdOutput {
     pub reads_done: Vec<u32>,
     /// Write-buffer room was freed (blocked SQs may go on).
     pub cache_freed: bool,
+    /// Flush and FUA write commands whose data is now on NAND (volatile
+    /// write cache only).
+    pub durable: Vec<u32>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -98,6 +102,20 @@ pub struct Ssd {
     /// and any further ones before the resume), and the user reads in them.
     pub suspend_batches: u64,
     pub suspended_reads: u64,
+    /// The write buffer is volatile (`[device.ssd.cache] volatile`): Flush
+    /// and FUA wait for NAND.
+    pub volatile_cache: bool,
+    /// Volatile cache: the user programs dispatched and not finished, as
+    /// arrival numbers of their first and last page (disjoint, in order:
+    /// programs take the staged pages from the front).
+    programs: BTreeMap<u64, u64>,
+    /// Commands waiting for their data to reach NAND: (command, first
+    /// arrival number, one past the last).
+    durable_waiters: Vec<(u32, u64, u64)>,
+    /// Programs of a partly filled unit (padded) to make data durable.
+    pub padded_programs: u64,
+    /// Flush / FUA commands that had to wait for NAND.
+    pub durability_waits: u64,
 }
 
 /// Programs queued per die before the flusher moves on to the next die: two
@@ -205,6 +223,11 @@ impl Ssd {
             erase_suspends: 0,
             suspend_batches: 0,
             suspended_reads: 0,
+            volatile_cache: c.cache.volatile,
+            programs: BTreeMap::new(),
+            durable_waiters: Vec::new(),
+            padded_programs: 0,
+            durability_waits: 0,
         })
     }
 
@@ -222,6 +245,7 @@ impl Ssd {
             queued_ns: 0,
             array_ns,
             suspends: 0,
+            writes_from: 0,
         };
         if let Some(i) = self.free_ops.pop() {
             self.ops[i as usize] = Some(op);
@@ -527,6 +551,18 @@ impl Ssd {
                 }
                 self.recycle(op.lpns);
                 out.cache_freed = true;
+                if self.volatile_cache {
+                    self.programs.remove(&op.writes_from);
+                    let mut w = std::mem::take(&mut self.durable_waiters);
+                    w.retain(|&(cmd, lo, hi)| {
+                        let done = self.is_durable(lo, hi);
+                        if done {
+                            out.durable.push(cmd);
+                        }
+                        !done
+                    });
+                    self.durable_waiters = w;
+                }
                 self.flush(now, q);
             }
             OpKind::GcRead => {
@@ -737,11 +773,62 @@ impl Ssd {
         self.flush(now, q);
     }
 
+    /// Volatile write cache: is every page that arrived with a number in
+    /// `[lo, hi)` on NAND (its program finished)? Pages trimmed before
+    /// their program count as done.
+    fn is_durable(&self, lo: u64, hi: u64) -> bool {
+        // Staged pages are in arrival order: one older than `hi` still
+        // waiting means a page of the range waits too (or an older one,
+        // which is programmed first anyway).
+        if self.cache.oldest_staged().is_some_and(|s| s < hi) {
+            return false;
+        }
+        // The last program starting before `hi` is the only one that can
+        // hold pages of the range and still run (ranges are in order).
+        self.programs.range(..hi).next_back().is_none_or(|(_, &last)| last < lo)
+    }
+
+    /// A Flush (`lo` = 0) or FUA write (its own pages) command `cmd` needs
+    /// the pages that arrived with numbers `[lo, hi)` on NAND: true if they
+    /// are already (or the cache is not volatile); otherwise the command
+    /// waits, the staged pages it needs are programmed now even if they do
+    /// not fill a program unit (padded), and it is reported in
+    /// [`SsdOutput::durable`] when the last of their programs finishes.
+    pub fn wait_durable(&mut self, now: Ns, cmd: u32, lo: u64, hi: u64, q: &mut EventQueue<Event>) -> bool {
+        if !self.volatile_cache || self.is_durable(lo, hi) {
+            return true;
+        }
+        self.durability_waits += 1;
+        self.durable_waiters.push((cmd, lo, hi));
+        self.flush(now, q);
+        false
+    }
+
+    /// A waiting Flush/FUA needs a staged page that will not fill a
+    /// program unit by itself.
+    fn must_pad(&self) -> bool {
+        match self.cache.oldest_staged() {
+            Some(s) => self.durable_waiters.iter().any(|&(_, _, hi)| hi > s),
+            None => false,
+        }
+    }
+
     /// Move staged pages to dies in program units, striping over dies in
-    /// index order (which the FTL numbers channel-first).
+    /// index order (which the FTL numbers channel-first). A Flush or FUA
+    /// write waiting for staged pages gets them programmed in a unit padded
+    /// to full size (the page register is filled with dummy data: the die
+    /// programs and the channel carries a full unit).
     fn flush(&mut self, now: Ns, q: &mut EventQueue<Event>) {
         let ndies = self.dies.len() as u32;
-        while self.cache.staged.len() >= self.program_slots as usize {
+        loop {
+            let slots = self.program_slots as usize;
+            let n = if self.cache.staged.len() >= slots {
+                slots
+            } else if !self.durable_waiters.is_empty() && self.must_pad() {
+                self.cache.staged.len()
+            } else {
+                return;
+            };
             let mut chosen = None;
             for k in 0..ndies {
                 let die = (self.next_die + k) % ndies;
@@ -752,11 +839,19 @@ impl Ssd {
             }
             let Some(die) = chosen else { return };
             self.next_die = (die + 1) % ndies;
-            let n = self.program_slots as usize;
             let tprog = self.program_time(self.ftl.next_page(die, false));
-            let id = self.new_op(OpKind::UserProgram, die, 0, n as u64 * self.unit_bytes, 0, tprog);
+            let id = self.new_op(OpKind::UserProgram, die, 0, slots as u64 * self.unit_bytes, 0, tprog);
+            if self.volatile_cache {
+                let first = self.cache.staged[0].1;
+                let last = self.cache.staged[n - 1].1;
+                self.programs.insert(first, last);
+                self.ops[id as usize].as_mut().unwrap().writes_from = first;
+                if n < slots {
+                    self.padded_programs += 1;
+                }
+            }
             let mut lpns = std::mem::take(&mut self.ops[id as usize].as_mut().unwrap().lpns);
-            lpns.extend(self.cache.staged.drain(..n));
+            lpns.extend(self.cache.staged.drain(..n).map(|(l, _)| l));
             // Mapping at dispatch keeps the FTL in host write order even when
             // programs on different dies finish out of order.
             self.ftl.write_user(die, &lpns);

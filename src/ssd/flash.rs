@@ -46,6 +46,9 @@ pub struct FlashOp {
     pub array_ns: Ns,
     /// Times this program or erase has been suspended (read batches served).
     pub suspends: u32,
+    /// A user program on a drive with a volatile write cache: the arrival
+    /// number of its first page (see `Ssd::wait_durable`).
+    pub writes_from: u64,
 }
 
 /// Where a die's program or erase is in the suspend cycle.

@@ -2,7 +2,8 @@
 //! data written and read back, trim, write zeroes, flush, requests in
 //! flight with replies out of order, hostile clients next to a good one),
 //! and, when installed, real clients: fio's nbd engine and qemu-io, plus a
-//! kill -9 of a server with a backing file.
+//! kill -9 of a server with a backing file, and an ext4 file system through
+//! nbdfuse + fuse2fs on a drive with a volatile write cache.
 
 use nvmesim::config;
 use nvmesim::serve::nbd;
@@ -441,4 +442,140 @@ fn qemu_io_reads_back_its_pattern_and_a_killed_server_keeps_flushed_data() {
     }
     let _ = std::fs::remove_file(&backing);
     let _ = std::fs::remove_file(&sock);
+}
+
+/// Unmount a FUSE mount, retrying while it is busy (fuse2fs writes back
+/// and exits after its own unmount, holding nbdfuse's file until then).
+fn unmount(dir: &Path) -> bool {
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(20) {
+        for (prog, args) in [("fusermount3", &["-u"][..]), ("umount", &[][..])] {
+            let ok = Command::new(prog)
+                .args(args)
+                .arg(dir)
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            if ok {
+                return true;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
+fn is_mounted(dir: &Path) -> bool {
+    let d = std::fs::canonicalize(dir).unwrap_or(dir.to_path_buf());
+    std::fs::read_to_string("/proc/self/mounts")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.split(' ').nth(1) == d.to_str())
+}
+
+/// The mounts of one test, unmounted (innermost first) however it ends.
+struct Mounts(Vec<PathBuf>);
+impl Drop for Mounts {
+    fn drop(&mut self) {
+        for d in self.0.iter().rev() {
+            if is_mounted(d) {
+                unmount(d);
+            }
+        }
+    }
+}
+
+fn wait_for(what: &str, f: impl Fn() -> bool) {
+    let t = Instant::now();
+    while !f() {
+        assert!(t.elapsed() < Duration::from_secs(30), "{what} did not happen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn ext4_through_nbdfuse_and_fuse2fs_keeps_files_across_a_remount() {
+    if !have("nbdfuse", &["--version"], "libnbd-bin")
+        || !have("fuse2fs", &["-V"], "fuse2fs")
+        || !have("mkfs.ext4", &["-V"], "e2fsprogs")
+    {
+        return;
+    }
+    if !Path::new("/dev/fuse").exists() {
+        assert!(std::env::var_os("CI").is_none(), "/dev/fuse is missing");
+        eprintln!("skipped: no /dev/fuse (FUSE is not available here)");
+        return;
+    }
+    // The tiny drive with a volatile write cache: the file system's fsyncs
+    // become NBD flushes that wait for NAND.
+    let cfg = temp("fs-volatile.toml");
+    let text = std::fs::read_to_string("tests/data/tiny-ssd.toml")
+        .unwrap()
+        .replace("capacity_bytes = 1048576", "capacity_bytes = 1048576\nvolatile = true");
+    std::fs::write(&cfg, text).unwrap();
+    let sock = temp("fs.sock");
+    let srv = serve(&["--config", cfg.to_str().unwrap(), "--verify"], &sock, 120.0);
+    let (nbd_dir, fs_dir) = (temp("fs-nbd"), temp("fs-mnt"));
+    for d in [&nbd_dir, &fs_dir] {
+        let _ = std::fs::create_dir_all(d);
+    }
+    let mut mounts = Mounts(Vec::new());
+    let mut nbdfuse = Command::new("nbdfuse")
+        .arg(&nbd_dir)
+        .arg(format!("nbd+unix:///?socket={}", sock.display()))
+        .spawn()
+        .unwrap();
+    mounts.0.push(nbd_dir.clone());
+    let image = nbd_dir.join("nbd");
+    wait_for("nbdfuse's file", || image.exists());
+    let st = Command::new("mkfs.ext4")
+        .args(["-q", "-F", "-E", "nodiscard"])
+        .arg(&image)
+        .status()
+        .unwrap();
+    assert!(st.success(), "mkfs.ext4 failed");
+    let mount = || {
+        let st = Command::new("fuse2fs").arg(&image).arg(&fs_dir).status().unwrap();
+        assert!(st.success(), "fuse2fs failed");
+        wait_for("the ext4 mount", || is_mounted(&fs_dir));
+    };
+    mount();
+    mounts.0.push(fs_dir.clone());
+    let files: Vec<(String, Vec<u8>)> = [(1usize << 20, 1u8), (100_000, 2), (5, 3)]
+        .iter()
+        .map(|&(len, seed)| (format!("f{seed}"), pattern(seed, len)))
+        .collect();
+    std::fs::create_dir(fs_dir.join("d")).unwrap();
+    for (name, data) in &files {
+        let mut f = std::fs::File::create(fs_dir.join("d").join(name)).unwrap();
+        f.write_all(data).unwrap();
+        f.sync_all().unwrap();
+    }
+    assert!(unmount(&fs_dir), "cannot unmount the ext4 file system");
+    mount();
+    for (name, data) in &files {
+        let back = std::fs::read(fs_dir.join("d").join(name)).unwrap();
+        assert!(back == *data, "{name}: read back differs after the remount");
+    }
+    assert!(unmount(&fs_dir), "cannot unmount the ext4 file system");
+    assert!(unmount(&nbd_dir), "cannot unmount nbdfuse");
+    drop(mounts);
+    nbdfuse.wait().unwrap();
+    let r = finish(srv);
+    let flush = &r["nvmesim serve"]["exports"][0]["flush"];
+    assert!(
+        flush["total_ios"].as_u64().unwrap() > 0,
+        "no flush reached the server: {r}"
+    );
+    let dev = &r["nvmesim"]["device"];
+    assert_eq!(dev["volatile_write_cache"], true);
+    assert!(dev["durability_waits"].as_u64().unwrap() > 0, "{dev}");
+    assert!(dev["verify_checks"].as_u64().unwrap() > 0);
+    assert_eq!(dev["verify_failures"].as_u64().unwrap(), 0);
+    for p in [&cfg, &sock] {
+        let _ = std::fs::remove_file(p);
+    }
+    for d in [&nbd_dir, &fs_dir] {
+        let _ = std::fs::remove_dir(d);
+    }
 }
