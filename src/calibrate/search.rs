@@ -340,6 +340,39 @@ pub fn search(p: &Problem, starts: usize, iters: u64) -> Result<Outcome, String>
                 break;
             }
             nm_starts += 1;
+            // A coordinate scan first: each continuous key at five levels
+            // across its bounds, the others at the start. Nelder-Mead's first
+            // simplex only looks 0.15 of a range away, and a key whose effect
+            // starts past a threshold (command slots, below which commands
+            // wait in the SQs) sits on a plateau there; the scan finds the
+            // side where it acts. Keys whose best level beats the start are
+            // moved there together, and the better of the two points starts NM.
+            let start = {
+                let j0 = p.eval_fit(start);
+                let mut scan = Vec::new();
+                for &i in &cont {
+                    for lvl in [0.0, 0.25, 0.5, 0.75, 1.0] {
+                        let mut c = start.clone();
+                        c[i] = p.params[i].value_at(lvl);
+                        scan.push(c);
+                    }
+                }
+                let evals = p.evaluate(&scan, Some(Role::Fit));
+                let mut moved = start.clone();
+                for (k, &i) in cont.iter().enumerate() {
+                    let best = evals[k * 5..k * 5 + 5]
+                        .iter()
+                        .map(|e| (p.objective(e), e.values[i]))
+                        .fold((j0, start[i]), |a, b| if b.0 < a.0 { b } else { a });
+                    moved[i] = best.1;
+                }
+                if moved != *start && p.eval_fit(&moved) < j0 {
+                    moved
+                } else {
+                    start.clone()
+                }
+            };
+            let start = &start;
             let prob = Continuous {
                 problem: p,
                 grid_values: start.clone(),
@@ -423,19 +456,33 @@ pub fn sensitivities(p: &Problem, at: &[f64]) -> Vec<Sensitivity> {
         cands.push(b);
         steps.push((lo, hi));
     }
+    cands.push(at.to_vec());
     let evals = p.evaluate(&cands, None);
+    let center = &evals[evals.len() - 1];
+    let ok = |m: f64| m > 0.0 && m.is_finite();
     p.params
         .iter()
         .enumerate()
         .map(|(i, _)| {
             let (lo, hi) = steps[i];
             let (a, b) = (&evals[2 * i], &evals[2 * i + 1]);
-            let dx = (hi / lo).ln();
             let elasticity: Vec<f64> = (0..p.targets.len())
                 .map(|t| {
-                    let (ma, mb) = (a.metrics[t], b.metrics[t]);
-                    if ma > 0.0 && mb > 0.0 && ma.is_finite() && mb.is_finite() && dx > 0.0 {
-                        (mb / ma).ln() / dx
+                    let (ma, mb, mc) = (a.metrics[t], b.metrics[t], center.metrics[t]);
+                    // Both sides if both ran; one side against the optimum if a step
+                    // leaves the valid configs (fewer dies than the capacity needs).
+                    let (x0, m0, x1, m1) = if ok(ma) && ok(mb) {
+                        (lo, ma, hi, mb)
+                    } else if ok(mb) && ok(mc) {
+                        (at[i], mc, hi, mb)
+                    } else if ok(ma) && ok(mc) {
+                        (lo, ma, at[i], mc)
+                    } else {
+                        return f64::NAN;
+                    };
+                    let dx = (x1 / x0).ln();
+                    if dx > 0.0 {
+                        (m1 / m0).ln() / dx
                     } else {
                         f64::NAN
                     }
