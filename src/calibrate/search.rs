@@ -347,7 +347,7 @@ pub fn search(p: &Problem, starts: usize, iters: u64) -> Result<Outcome, String>
             // wait in the SQs) sits on a plateau there; the scan finds the
             // side where it acts. Keys whose best level beats the start are
             // moved there together, and the better of the two points starts NM.
-            let start = {
+            let scanned = {
                 let j0 = p.eval_fit(start);
                 let mut scan = Vec::new();
                 for &i in &cont {
@@ -366,48 +366,49 @@ pub fn search(p: &Problem, starts: usize, iters: u64) -> Result<Outcome, String>
                         .fold((j0, start[i]), |a, b| if b.0 < a.0 { b } else { a });
                     moved[i] = best.1;
                 }
-                if moved != *start && p.eval_fit(&moved) < j0 {
-                    moved
-                } else {
-                    start.clone()
-                }
+                (moved != *start && p.eval_fit(&moved) < j0).then_some(moved)
             };
-            let start = &start;
-            let prob = Continuous {
-                problem: p,
-                grid_values: start.clone(),
-                cont: cont.clone(),
-            };
-            // The simplex: the start and one step of 0.15 (of the log range) along each key,
-            // away from the nearer bound.
-            let u0: Vec<f64> = cont.iter().map(|&i| p.params[i].coord(start[i])).collect();
-            let mut simplex = vec![u0.clone()];
-            for k in 0..cont.len() {
-                let mut u = u0.clone();
-                u[k] = if u[k] + 0.15 <= 1.0 { u[k] + 0.15 } else { u[k] - 0.15 };
-                simplex.push(u);
-            }
-            // Its vertices in one parallel batch; Nelder-Mead then finds them cached.
-            let verts: Vec<Vec<f64>> = simplex.iter().map(|u| prob.values(u)).collect();
-            p.evaluate(&verts, Some(Role::Fit));
-            let solver = NelderMead::new(simplex)
-                .with_sd_tolerance(1e-4)
-                .map_err(|e| e.to_string())?;
-            let res = Executor::new(prob, solver)
-                .configure(|s| s.max_iters(iters))
-                .run()
-                .map_err(|e| format!("Nelder-Mead: {e}"))?;
-            let st = res.state();
-            if let Some(u) = st.get_best_param() {
+            // Nelder-Mead from the grid point itself and, if the scan found a
+            // better point, from there too: the scan can lead into another
+            // basin, so neither start replaces the other.
+            for start in std::iter::once(start.clone()).chain(scanned) {
+                let start = &start;
                 let prob = Continuous {
                     problem: p,
                     grid_values: start.clone(),
                     cont: cont.clone(),
                 };
-                let v = prob.values(u);
-                let j = p.eval_fit(&v);
-                if j < best.0 {
-                    best = (j, v);
+                // The simplex: the start and one step of 0.15 (of the log range) along each key,
+                // away from the nearer bound.
+                let u0: Vec<f64> = cont.iter().map(|&i| p.params[i].coord(start[i])).collect();
+                let mut simplex = vec![u0.clone()];
+                for k in 0..cont.len() {
+                    let mut u = u0.clone();
+                    u[k] = if u[k] + 0.15 <= 1.0 { u[k] + 0.15 } else { u[k] - 0.15 };
+                    simplex.push(u);
+                }
+                // Its vertices in one parallel batch; Nelder-Mead then finds them cached.
+                let verts: Vec<Vec<f64>> = simplex.iter().map(|u| prob.values(u)).collect();
+                p.evaluate(&verts, Some(Role::Fit));
+                let solver = NelderMead::new(simplex)
+                    .with_sd_tolerance(1e-4)
+                    .map_err(|e| e.to_string())?;
+                let res = Executor::new(prob, solver)
+                    .configure(|s| s.max_iters(iters))
+                    .run()
+                    .map_err(|e| format!("Nelder-Mead: {e}"))?;
+                let st = res.state();
+                if let Some(u) = st.get_best_param() {
+                    let prob = Continuous {
+                        problem: p,
+                        grid_values: start.clone(),
+                        cont: cont.clone(),
+                    };
+                    let v = prob.values(u);
+                    let j = p.eval_fit(&v);
+                    if j < best.0 {
+                        best = (j, v);
+                    }
                 }
             }
         }
