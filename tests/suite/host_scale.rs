@@ -189,7 +189,9 @@ fn legacy_elevators_merge_adjacent_sequential_bios() {
         let p = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny-ssd.toml");
         let text = std::fs::read_to_string(p).unwrap().replace(
             "extends = \"intel-750-400g-sourced\"\n",
-            &format!("extends = \"intel-750-400g-sourced\"\nblock_layer = \"single-queue\"\nelevator = \"{elevator}\"\n"),
+            &format!(
+                "extends = \"intel-750-400g-sourced\"\nblock_layer = \"single-queue\"\nelevator = \"{elevator}\"\n"
+            ),
         ) + "\n[device.nvme]\nmax_io_queues = 1\nmax_queue_entries = 5\ndriver_queue_depth = 5\n";
         let cfg = config::load_machine(Some((p, &text)), None, None).unwrap();
         let jobs = fio::parse_str(job, "test.fio").unwrap();
