@@ -130,7 +130,7 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
     // (preset, workload, simulated, datasheet) for the side-by-side table.
     let mut side: Vec<(String, &'static str, f64, f64, &'static str)> = Vec::new();
     crate::outln!(
-        "{:<18} {:<36} {:>16} {:>16} {:>8}   die% ch% pcie% cpu%",
+        "{:<23} {:<36} {:>16} {:>16} {:>8}   die% ch% pcie% cpu%",
         "device",
         "workload",
         "simulated",
@@ -190,7 +190,7 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
             if !sheet.is_finite() {
                 // The datasheet gives no figure for this workload: show ours, compare nothing.
                 crate::outln!(
-                    "{:<18} {:<36} {:>10.0} {:<5} {:>16} {:>8}   {}",
+                    "{:<23} {:<36} {:>10.0} {:<5} {:>16} {:>8}   {}",
                     name,
                     w.name,
                     sim,
@@ -224,7 +224,7 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
                 w.name.to_string()
             };
             crate::outln!(
-                "{:<18} {:<36} {:>10.0} {:<5} {:>10.0} {:<5} {:>+7.1}%   {}",
+                "{:<23} {:<36} {:>10.0} {:<5} {:>10.0} {:<5} {:>+7.1}%   {}",
                 name,
                 w.name,
                 sim,
@@ -276,7 +276,7 @@ validation rows). A calibrated preset is held to ±10% of its datasheet, a sourc
                     "| {n} | {w} | {sheet:.0} {unit} | {s0:.0} | {e0:+.1}% | {sim:.0} | {e1:+.1}% |"
                 );
                 crate::outln!(
-                    "{:<18} {:<36} datasheet {:>9.0} {:<5} sourced {:>9.0} ({:>+6.1}%)  calibrated {:>9.0} ({:>+6.1}%)",
+                    "{:<23} {:<36} datasheet {:>9.0} {:<5} sourced {:>9.0} ({:>+6.1}%)  calibrated {:>9.0} ({:>+6.1}%)",
                     n,
                     w,
                     sheet,
