@@ -45,6 +45,7 @@ def main(argv=None) -> int:
             sys.stdout.write(json.dumps({"ok": bool(ok), "text": text}) + "\n")
         sys.stdout.flush()
         batch = []
+    ray.shutdown()
     return 0
 
 

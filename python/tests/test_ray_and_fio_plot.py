@@ -84,6 +84,7 @@ job_text = \"\"\"
 [rr]
 ioengine=libaio
 direct=1
+filename=/dev/nvme0n1
 rw=randread
 bs=4k
 iodepth=8

@@ -72,7 +72,7 @@ pub struct CalibrateArgs {
 /// for the whole calibration, fed RunSpecs as JSON lines, answering each with
 /// a JSON line `{"ok": bool, "text": ...}` in the same order.
 struct RayRunner {
-    io: Mutex<(Child, ChildStdin, BufReader<ChildStdout>)>,
+    io: Mutex<(Child, Option<ChildStdin>, BufReader<ChildStdout>)>,
 }
 
 impl RayRunner {
@@ -89,7 +89,7 @@ impl RayRunner {
         let stdin = child.stdin.take().ok_or("--ray: no stdin")?;
         let stdout = BufReader::new(child.stdout.take().ok_or("--ray: no stdout")?);
         Ok(RayRunner {
-            io: Mutex::new((child, stdin, stdout)),
+            io: Mutex::new((child, Some(stdin), stdout)),
         })
     }
 }
@@ -98,6 +98,9 @@ impl Runner for RayRunner {
     fn run_all(&self, specs: &[RunSpec]) -> Vec<Result<String, String>> {
         let mut g = self.io.lock().unwrap();
         let (_, stdin, stdout) = &mut *g;
+        let Some(stdin) = stdin.as_mut() else {
+            return specs.iter().map(|_| Err("--ray driver closed".to_string())).collect();
+        };
         let mut batch = String::new();
         for s in specs {
             batch.push_str(&serde_json::to_string(s).expect("a RunSpec serializes"));
@@ -133,6 +136,15 @@ impl Runner for RayRunner {
 impl Drop for RayRunner {
     fn drop(&mut self) {
         if let Ok(mut g) = self.io.lock() {
+            // End of input: the driver shuts Ray down and exits. Killing it
+            // instead would leave a local cluster's processes behind.
+            g.1 = None;
+            for _ in 0..300 {
+                if let Ok(Some(_)) = g.0.try_wait() {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
             let _ = g.0.kill();
             let _ = g.0.wait();
         }
