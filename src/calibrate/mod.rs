@@ -111,10 +111,15 @@ pub fn plan(o: &Options) -> Result<Plan, String> {
     let table = |k: &str| full.get(k).and_then(Value::as_table).cloned().unwrap_or_default();
     let (host, device) = (table("host"), table("device"));
     let vms = full.get("vm").cloned();
-    let free = if o.free.is_empty() {
-        file.free.clone()
-    } else {
-        o.free.clone()
+    let from_file = o.free.is_empty();
+    let free = if from_file { file.free.clone() } else { o.free.clone() };
+    // A key from the targets file's `free` list is named with the file.
+    let at = |e: String| {
+        if from_file {
+            format!("{}: free: {e}", file.path)
+        } else {
+            e
+        }
     };
     if free.is_empty() {
         return Err("no free keys: give --free KEY=LO..HI[,...] (or --free auto, the base preset's estimates)".into());
@@ -151,7 +156,7 @@ pub fn plan(o: &Options) -> Result<Plan, String> {
                 }
             }
         } else {
-            let p = params::parse_free(&spec, &host, &device, &base_name)?;
+            let p = params::parse_free(&spec, &host, &device, &base_name).map_err(at)?;
             if params.iter().any(|q| q.key == p.key) {
                 return Err(format!("--free {}: given twice", p.key));
             }
