@@ -382,6 +382,11 @@ pub fn config_text(plan: &Plan, cal: &Calibration) -> String {
                 .filter(|(t, e)| t.role == Role::Fit && e.abs() >= search::IDENTIFIED_MIN_ELASTICITY)
                 .map(|(t, _)| t.name.clone())
                 .collect();
+            let drivers = if s_i.flat {
+                vec!["the fit targets (bounded: flat near the fit, but its base value moves them)".to_string()]
+            } else {
+                drivers
+            };
             format!(
                 "# {}: fitted by nvmesim calibrate (base {}, bounds {}..{}) to {}; fit error {}, validate error {}",
                 q.key,
@@ -551,8 +556,8 @@ pub fn report(plan: &Plan, cal: &Calibration) -> (String, serde_json::Value) {
     let _ = writeln!(
         md,
         "Sensitivity is the elasticity d ln(metric) / d ln(value) at the fitted point (a ±10% step, ±1 for an integer grid key). \
-A key is *identified* when some fit target moves with it by at least {} per unit: otherwise the targets do not constrain it, \
-and it keeps its base value.\n",
+A key is *identified* when some fit target moves with it by at least {} per unit, or (*bounded*) when setting it back to its \
+base value moves a fit target by more than 5%: otherwise the targets do not constrain it, and it keeps its base value.\n",
         search::IDENTIFIED_MIN_ELASTICITY
     );
     let _ = writeln!(
@@ -582,7 +587,13 @@ and it keeps its base value.\n",
             q.show(q.lo),
             q.show(q.hi),
             q.show(cal.fitted[i]),
-            if s.identified { "yes" } else { "**unidentified**" },
+            if s.flat {
+                "yes, bounded (flat near the fit; moving it back to the base value moves a fit target)"
+            } else if s.identified {
+                "yes"
+            } else {
+                "**unidentified**"
+            },
             big_t,
             big_e
         );
@@ -603,7 +614,7 @@ and it keeps its base value.\n",
             .collect();
         params.push(json!({
             "key": q.key, "base": q.base, "lo": q.lo, "hi": q.hi, "fitted": cal.fitted[i],
-            "integer": q.int, "grid": q.grid(), "identified": s.identified, "elasticity": el,
+            "integer": q.int, "grid": q.grid(), "identified": s.identified, "flat_near_fit": s.flat, "elasticity": el,
         }));
     }
     let e = |x: Option<(f64, f64)>| match x {

@@ -427,7 +427,15 @@ pub fn search(p: &Problem, starts: usize, iters: u64) -> Result<Outcome, String>
 pub struct Sensitivity {
     pub elasticity: Vec<f64>,
     pub identified: bool,
+    /// Identified only by its effect against the base value: flat near the
+    /// fit, so the targets bound it rather than pin it.
+    pub flat: bool,
 }
+
+/// A key whose return to its base value moves a fit target by at least
+/// this much (in ln, about 5%) is constrained by the targets even if it is
+/// flat near the fit.
+pub const RESET_MIN_CHANGE: f64 = 0.05;
 
 /// A key whose ±10% step moves no fit target by more than this many
 /// percent per percent is left unidentified by the targets.
@@ -457,9 +465,18 @@ pub fn sensitivities(p: &Problem, at: &[f64]) -> Vec<Sensitivity> {
         cands.push(b);
         steps.push((lo, hi));
     }
+    // Each key back at its base value, the others at the optimum: a key that
+    // acts past a threshold (command slots) is flat near the fit but not there.
+    let n = p.params.len();
+    for (i, q) in p.params.iter().enumerate() {
+        let mut r = at.to_vec();
+        r[i] = q.base;
+        cands.push(r);
+    }
     cands.push(at.to_vec());
     let evals = p.evaluate(&cands, None);
     let center = &evals[evals.len() - 1];
+    let resets = &evals[2 * n..3 * n];
     let ok = |m: f64| m > 0.0 && m.is_finite();
     p.params
         .iter()
@@ -489,12 +506,24 @@ pub fn sensitivities(p: &Problem, at: &[f64]) -> Vec<Sensitivity> {
                     }
                 })
                 .collect();
-            let identified = p
+            let local = p
                 .targets
                 .iter()
                 .zip(&elasticity)
                 .any(|(t, e)| t.role == Role::Fit && e.abs() >= IDENTIFIED_MIN_ELASTICITY);
-            Sensitivity { elasticity, identified }
+            // Or: moving it back to its base value moves a fit target by more
+            // than RESET_MIN_CHANGE (the targets bound it, if not pin it).
+            let reset = &resets[i];
+            let global = at[i] != p.params[i].base
+                && p.targets.iter().enumerate().any(|(t, tg)| {
+                    let (m0, m1) = (reset.metrics[t], center.metrics[t]);
+                    tg.role == Role::Fit && ok(m0) && ok(m1) && (m0 / m1).ln().abs() >= RESET_MIN_CHANGE
+                });
+            Sensitivity {
+                elasticity,
+                identified: local || global,
+                flat: !local && global,
+            }
         })
         .collect()
 }

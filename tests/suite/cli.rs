@@ -273,7 +273,7 @@ fn wrr_scenario_weights_act_only_on_commands_waiting_in_sqs() {
     assert!(h > 1.3 * m && m > 1.3 * l, "{h} {m} {l}");
     let (h, l) = (app("RR", "best-effort", 256), app("RR", "idle", 256));
     assert!((h / l - 1.0).abs() < 0.15, "round robin: {h} vs {l}");
-    // With the preset's 1024 slots and 768 outstanding nothing waits to be
+    // With the sourced-only 1024 slots and 768 outstanding nothing waits to be
     // fetched, so the weights change nothing.
     let (h, l) = (
         app("WRR 8/12/20", "best-effort", 1024),
