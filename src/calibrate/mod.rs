@@ -100,7 +100,7 @@ pub fn plan(o: &Options) -> Result<Plan, String> {
             None,
         )
     } else {
-        let text = std::fs::read_to_string(&base_name).map_err(|e| format!("base config {base_name}: {e}"))?;
+        let text = crate::sweep::run::Source::read_config(Path::new(&base_name))?.text;
         let t: Table = toml::from_str(&text).map_err(|e| format!("{base_name}: {e}"))?;
         (
             config::load_machine(Some((&base_name, &text)), host_name.as_deref(), None)?,
@@ -127,24 +127,19 @@ pub fn plan(o: &Options) -> Result<Plan, String> {
     let mut params: Vec<FreeParam> = Vec::new();
     for spec in free.iter().flat_map(|s| split_specs(s)) {
         if spec == "auto" {
+            // The presets whose comments mark the estimates: the base preset and
+            // those it extends, or those a config file's [device] extends.
+            let mut name = if base_is_preset {
+                Some(base_name.clone())
+            } else {
+                base_file_table
+                    .as_ref()
+                    .and_then(|t| t.get("device")?.get("extends")?.as_str().map(str::to_string))
+            };
             let mut texts = Vec::new();
-            let mut name = Some(base_name.clone());
             while let Some(n) = name {
-                match config::preset_text("device", &n) {
-                    Ok(t) => texts.push(t),
-                    Err(_) if !base_is_preset => {}
-                    Err(e) => return Err(e),
-                }
+                texts.push(config::preset_text("device", &n)?);
                 name = config::preset_extends("device", &n);
-            }
-            if let Some(t) = &base_file_table {
-                if let Some(n) = t.get("device").and_then(|d| d.get("extends")).and_then(Value::as_str) {
-                    let mut name = Some(n.to_string());
-                    while let Some(n) = name {
-                        texts.push(config::preset_text("device", &n)?);
-                        name = config::preset_extends("device", &n);
-                    }
-                }
             }
             let auto = params::auto(&texts, &host, &device, &base_name);
             if auto.is_empty() {
@@ -633,8 +628,8 @@ base value moves a fit target by more than 5%: otherwise the targets do not cons
     (md, results)
 }
 
-/// Write `OUT/<name>.toml`, `OUT/report.md`, `OUT/results.json`.
-pub fn write(plan: &Plan, cal: &Calibration, out: &Path) -> Result<PathBuf, String> {
+/// Write `OUT/<name>.toml`, `OUT/report.md`, `OUT/results.json`; returns the config's path and the report.
+pub fn write(plan: &Plan, cal: &Calibration, out: &Path) -> Result<(PathBuf, String), String> {
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let cfg = out.join(format!("{}.toml", plan.name));
     let w = |p: &Path, s: &str| std::fs::write(p, s).map_err(|e| format!("{}: {e}", p.display()));
@@ -645,5 +640,5 @@ pub fn write(plan: &Plan, cal: &Calibration, out: &Path) -> Result<PathBuf, Stri
         &out.join("results.json"),
         &(serde_json::to_string_pretty(&results).unwrap() + "\n"),
     )?;
-    Ok(cfg)
+    Ok((cfg, md))
 }

@@ -147,16 +147,11 @@ fn sig3(v: f64) -> String {
 fn set_path(t: &mut Table, path: &[String], v: Value) {
     let mut cur = t;
     for k in &path[..path.len() - 1] {
-        cur = match cur.entry(k.clone()).or_insert_with(|| Value::Table(Table::new())) {
-            Value::Table(t) => t,
-            other => {
-                *other = Value::Table(Table::new());
-                match other {
-                    Value::Table(t) => t,
-                    _ => unreachable!(),
-                }
-            }
-        };
+        let e = cur.entry(k.clone()).or_insert_with(|| Value::Table(Table::new()));
+        if !e.is_table() {
+            *e = Value::Table(Table::new());
+        }
+        cur = e.as_table_mut().expect("made a table above");
     }
     cur.insert(path[path.len() - 1].clone(), v);
 }

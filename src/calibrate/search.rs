@@ -32,21 +32,14 @@ pub struct LocalRunner {
 
 impl Runner for LocalRunner {
     fn run_all(&self, specs: &[RunSpec]) -> Vec<Result<String, String>> {
-        let next = AtomicUsize::new(0);
-        let out: Vec<Mutex<Option<Result<String, String>>>> = specs.iter().map(|_| Mutex::new(None)).collect();
-        std::thread::scope(|s| {
-            for _ in 0..self.workers.clamp(1, specs.len().max(1)) {
-                s.spawn(|| loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(spec) = specs.get(k) else { break };
-                    let r = crate::sweep::exec::guarded(|| spec.fio_json(false));
-                    *out[k].lock().unwrap() = Some(r);
-                });
-            }
-        });
-        out.into_iter()
-            .map(|m| m.into_inner().unwrap().unwrap_or_else(|| Err("not run".into())))
-            .collect()
+        let mut out: Vec<Result<String, String>> = specs.iter().map(|_| Err("not run".into())).collect();
+        crate::sweep::exec::parallel_each(
+            specs.len(),
+            self.workers,
+            |k| crate::sweep::exec::guarded(|| specs[k].fio_json(false)),
+            |k, r| out[k] = r,
+        );
+        out
     }
 }
 

@@ -225,8 +225,7 @@ pub fn cmd_calibrate(a: CalibrateArgs) -> Result<(), String> {
         a.iters,
         !a.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
     )?;
-    let cfg = calibrate::write(&plan, &cal, &a.out)?;
-    let (md, _) = calibrate::report(&plan, &cal);
+    let (cfg, md) = calibrate::write(&plan, &cal, &a.out)?;
     // The terminal gets the report's tables.
     for line in md.lines().skip(2) {
         outln!("{line}")?;

@@ -143,6 +143,13 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
             continue;
         }
         let Some(ds) = dev.datasheet.clone() else { continue };
+        // A calibrated preset (one that extends its -sourced variant with
+        // fitted keys) is held to ±10%, a sourced-only one to ±20%.
+        let tol = if config::preset_extends("device", name).is_some() {
+            10.0
+        } else {
+            20.0
+        };
         let cfg = config::MachineConfig {
             host: host.clone(),
             device: dev,
@@ -204,13 +211,6 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
                 continue;
             }
             let err = (sim - sheet) / sheet * 100.0;
-            // A calibrated preset (one that extends its -sourced variant with
-            // fitted keys) is held to ±10%, a sourced-only one to ±20%.
-            let tol = if config::preset_extends("device", name).is_some() {
-                10.0
-            } else {
-                20.0
-            };
             if err.abs() > tol {
                 all_ok = false;
             }

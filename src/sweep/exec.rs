@@ -189,6 +189,30 @@ pub struct Summary {
     pub table: Table,
 }
 
+/// `f(i)` for every `i` in `0..n`, each once, on `workers` threads taking
+/// the next index as they free up; `done(i, result)` runs on the calling
+/// thread as each result arrives (in completion order).
+pub fn parallel_each<T: Send>(n: usize, workers: usize, f: impl Fn(usize) -> T + Sync, mut done: impl FnMut(usize, T)) {
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<(usize, T)>();
+    std::thread::scope(|s| {
+        for _ in 0..workers.clamp(1, n.max(1)) {
+            let tx = tx.clone();
+            let (next, f) = (&next, &f);
+            s.spawn(move || loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if k >= n || tx.send((k, f(k))).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        for (k, r) in rx {
+            done(k, r);
+        }
+    });
+}
+
 /// Worker threads when none are asked for: every core.
 pub fn default_workers() -> usize {
     std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
@@ -210,28 +234,20 @@ pub fn run_local(
     let todo: Vec<usize> = (0..runs.len()).filter(|&i| !is_done(out, &runs[i])).collect();
     let skipped = runs.len() - todo.len();
     let workers = workers.clamp(1, todo.len().max(1));
-    let next = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel::<Result<bool, String>>();
     let mut failed = 0;
     let mut done = 0;
     let mut first_io_error: Option<String> = None;
     progress(0, 0, todo.len());
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let (next, todo) = (&next, &todo);
-            s.spawn(move || loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&i) = todo.get(k) else { break };
-                let o = execute(&runs[i]);
-                let ok = matches!(o, Outcome::Done(_));
-                if tx.send(store(out, &runs[i], &o).map(|_| ok)).is_err() {
-                    break;
-                }
-            });
-        }
-        drop(tx);
-        for r in rx {
+    parallel_each(
+        todo.len(),
+        workers,
+        |k| {
+            let i = todo[k];
+            let o = execute(&runs[i]);
+            let ok = matches!(o, Outcome::Done(_));
+            store(out, &runs[i], &o).map(|_| ok)
+        },
+        |_, r| {
             done += 1;
             match r {
                 Ok(true) => {}
@@ -242,8 +258,8 @@ pub fn run_local(
                 }
             }
             progress(done, failed, todo.len());
-        }
-    });
+        },
+    );
     if let Some(e) = first_io_error {
         return Err(format!("could not write a result: {e}"));
     }
