@@ -59,6 +59,47 @@ pub struct HostConfig {
     /// and what crossing the interconnect adds (off unless `enabled`).
     #[serde(default, skip_serializing_if = "NumaConfig::is_default")]
     pub numa: NumaConfig,
+    /// `[host.cpuidle]`: the CPUs' idle states (C-states) and what waking
+    /// from them costs. Absent: idle CPUs poll (no exit latency), as with
+    /// C-states disabled in the BIOS or `idle=poll`.
+    #[serde(default, skip_serializing_if = "CpuIdleConfig::is_default")]
+    pub cpuidle: CpuIdleConfig,
+}
+
+/// `[host.cpuidle]`: the idle states Linux's `intel_idle` driver offers on
+/// this CPU model (drivers/idle/intel_idle.c), chosen per idle period by the
+/// `menu` governor (see src/host/cpuidle.rs for the model). Both arrays list
+/// the states shallowest first and have the same length (at most 10).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CpuIdleConfig {
+    /// Each state's exit latency (intel_idle `exit_latency`, in ns here).
+    /// Range: 0 to 1e7, non-decreasing.
+    pub exit_latency_ns: Vec<u64>,
+    /// Each state's target residency (intel_idle `target_residency`, ns):
+    /// the governor enters it only for a predicted idle period this long.
+    /// Range: 0 to 1e8, non-decreasing.
+    pub target_residency_ns: Vec<u64>,
+    /// menu.c `performance_multiplier`: exit latency must fit the predicted
+    /// idle period divided by `1 + iowait_multiplier * nr_iowaiters`.
+    /// Linux 3.x to 6.x: 10. Range: 0 to 1000.
+    pub iowait_multiplier: u32,
+}
+
+impl Default for CpuIdleConfig {
+    fn default() -> Self {
+        CpuIdleConfig {
+            exit_latency_ns: Vec::new(),
+            target_residency_ns: Vec::new(),
+            iowait_multiplier: 10,
+        }
+    }
+}
+
+impl CpuIdleConfig {
+    pub fn is_default(&self) -> bool {
+        *self == CpuIdleConfig::default()
+    }
 }
 
 /// `[host.numa]`: device locality. A drive's PCIe root port is on one

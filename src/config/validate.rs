@@ -283,6 +283,39 @@ SQ/CQ rings on the drive's node)"
     ] {
         c.int("host.numa", key, x, 0, MAX_STEP_NS, "at most 1 s")?;
     }
+    let ci = &h.cpuidle;
+    if ci.exit_latency_ns.len() != ci.target_residency_ns.len() || ci.exit_latency_ns.len() > 10 {
+        return Err(c.err(
+            "host.cpuidle",
+            format!(
+                "exit_latency_ns has {} states and target_residency_ns {}: give each state both, at most 10",
+                ci.exit_latency_ns.len(),
+                ci.target_residency_ns.len()
+            ),
+        ));
+    }
+    for (key, v, max) in [
+        ("exit_latency_ns", &ci.exit_latency_ns, 10_000_000),
+        ("target_residency_ns", &ci.target_residency_ns, 100_000_000),
+    ] {
+        for &x in v {
+            c.int("host.cpuidle", key, x, 0, max, "ns")?;
+        }
+        if v.windows(2).any(|w| w[1] < w[0]) {
+            return Err(c.err(
+                "host.cpuidle",
+                format!("{key} must not decrease: states are listed shallowest first"),
+            ));
+        }
+    }
+    c.int(
+        "host.cpuidle",
+        "iowait_multiplier",
+        ci.iowait_multiplier.into(),
+        0,
+        1000,
+        "",
+    )?;
     Ok(())
 }
 

@@ -92,6 +92,11 @@ pub struct Core {
     pub busy_ns: Ns,
     /// Threads currently placed here (for initial placement balancing).
     pub threads: u32,
+    /// Tasks of this CPU asleep in I/O wait (the idle governor's
+    /// `nr_iowaiters`).
+    pub iowaiters: u32,
+    /// Idle periods and C-state exits (`[host.cpuidle]`).
+    pub idle: super::cpuidle::IdleHistory,
 }
 
 impl Core {

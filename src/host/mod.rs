@@ -9,6 +9,7 @@
 
 pub mod block;
 pub mod cpu;
+pub mod cpuidle;
 pub mod jobs;
 pub mod numa;
 pub mod nvme_driver;
@@ -72,6 +73,8 @@ pub struct Host {
     posted_ns: Ns,
     /// Device locality: what crossing the socket interconnect adds.
     numa: numa::Numa,
+    /// The CPUs' idle states: what waking an idle core costs.
+    cpuidle: cpuidle::CpuIdle,
     /// The largest request the block layer sends (max_sectors_kb within the
     /// driver's max_hw_sectors); larger bios are split.
     max_rq_bytes: u64,
@@ -132,6 +135,7 @@ impl Host {
         }
         let costs = cfg.host.costs.clone();
         let numa = numa::Numa::new(&cfg.host.numa, &topo);
+        let cpuidle = cpuidle::CpuIdle::new(&cfg.host.cpuidle);
         let cl = CacheLineCost {
             same_socket_ns: costs.cacheline_same_socket_ns,
             cross_socket_ns: costs.cacheline_cross_socket_ns,
@@ -200,6 +204,7 @@ impl Host {
             hmb,
             posted_ns,
             numa,
+            cpuidle,
             max_rq_bytes,
             unit_bytes,
             ios_completed: 0,
@@ -286,7 +291,20 @@ impl Host {
 
     // ------------------------------------------------ for the VMs on the host
 
-    /// `cpu` starts work at `now` or when it is next free.
+    /// Host work (a thread, an interrupt handler) arrives at `cpu` at `now`:
+    /// it starts when the core is next free, or, when the core is idle, once
+    /// it has left its C-state (`[host.cpuidle]`).
+    #[inline]
+    pub(crate) fn cpu_begin(&mut self, cpu: u32, now: Ns) -> Ns {
+        let c = &mut self.cores[cpu as usize];
+        if now <= c.busy_until || !self.cpuidle.enabled() {
+            return now.max(c.busy_until);
+        }
+        self.cpuidle.wake(&mut c.idle, c.busy_until, now, c.iowaiters)
+    }
+
+    /// `cpu` starts work at `now` or when it is next free (vCPU and QEMU
+    /// work: these poll through short idle periods, see cpuidle.rs).
     #[inline]
     pub fn cpu_start(&self, cpu: u32, now: Ns) -> Ns {
         now.max(self.cores[cpu as usize].busy_until)

@@ -389,7 +389,7 @@ impl Host {
     pub fn irq(&mut self, now: Ns, qpi: u32, vms: &mut Vms, q: &mut Queue) {
         let c = self.costs.clone();
         let cpu = self.qps[qpi as usize].irq_cpu;
-        let mut cur = now.max(self.cores[cpu as usize].busy_until);
+        let mut cur = self.cpu_begin(cpu, now);
         let begin = cur;
         cur += c.irq_entry_ns;
         self.qps[qpi as usize].interrupts += 1;
@@ -424,8 +424,8 @@ impl Host {
 
     /// `ns` of work on `cpu` from `now` or when it is next free: (begin, end).
     pub(super) fn busy_cpu(&mut self, cpu: u32, now: Ns, ns: Ns) -> (Ns, Ns) {
+        let begin = self.cpu_begin(cpu, now);
         let core = &mut self.cores[cpu as usize];
-        let begin = now.max(core.busy_until);
         core.busy_until = begin + ns;
         core.busy_ns += ns;
         (begin, begin + ns)
@@ -493,7 +493,7 @@ impl Host {
             }
         }
         // CPU 0 runs the handler, the copy and the completion in one stretch.
-        let begin = now.max(self.cores[0].busy_until);
+        let begin = self.cpu_begin(0, now);
         let done = self.host_complete(begin + ns, 0, r, vms, q);
         let core = &mut self.cores[0];
         core.busy_until = done;

@@ -64,6 +64,9 @@ pub struct Thread {
     pub stats: JobStats,
     pub(super) depth: u32,
     pub(super) sync: bool,
+    /// The CPU whose `iowaiters` counts this thread while it sleeps in I/O
+    /// wait (u32::MAX: not in I/O wait).
+    pub(super) iowait_cpu: u32,
     pub(super) batch_submit: u32,
     /// I/Os submitted since the last io_submit() call began (iodepth_batch_submit).
     pub(super) in_batch: u32,
@@ -212,6 +215,7 @@ impl Thread {
             stats,
             depth,
             sync,
+            iowait_cpu: u32::MAX,
             batch_submit: spec.iodepth_batch_submit.max(1),
             in_batch: 0,
             resume_submit: false,
@@ -269,7 +273,17 @@ impl Host {
             }
         }
         let cpu = self.threads[ti].placement.cpu;
-        let mut cur = now.max(self.cores[cpu as usize].busy_until);
+        let mut cur = if self.threads[ti].vcpu == NO_VCPU {
+            self.cpu_begin(cpu, now)
+        } else {
+            self.cpu_start(cpu, now)
+        };
+        // Out of I/O wait (after the wake-up: the idle state was chosen
+        // while it slept).
+        let iw = std::mem::replace(&mut self.threads[ti].iowait_cpu, u32::MAX);
+        if iw != u32::MAX {
+            self.cores[iw as usize].iowaiters -= 1;
+        }
         let begin = cur;
         let c = self.costs.clone();
         if woke_from_sleep {
@@ -533,6 +547,17 @@ impl Host {
         } else {
             th.state = ThreadState::Scheduled;
             q.schedule(cur, Event::ThreadRun { thread: t });
+        }
+        // Asleep in io_schedule (a synchronous read or write, a tag wait),
+        // which the idle governor counts; io_getevents sleeps interruptibly.
+        let iowait = match th.state {
+            ThreadState::WaitingTag => true,
+            ThreadState::WaitingIo => th.sync && !th.polling,
+            _ => false,
+        };
+        if iowait && th.vcpu == NO_VCPU {
+            th.iowait_cpu = cpu;
+            self.cores[cpu as usize].iowaiters += 1;
         }
         false
     }

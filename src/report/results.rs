@@ -369,14 +369,25 @@ fn extras(m: &Machine, end: Ns) -> Value {
         })
         .collect();
     let cpus: Vec<f64> = m.host().cores().iter().map(|c| pct(c.busy_ns, end)).collect();
+    let mut host = json!({
+        "name": m.cfg.host.name,
+        "block_layer": m.host().block_layer(),
+        "queue_map": m.host().map().name,
+        "hw_queues": m.host().map().nr_hw_queues,
+        "cpu_util_pct": cpus,
+    });
+    if !m.cfg.host.cpuidle.exit_latency_ns.is_empty() {
+        // Wake-ups of idle cores that paid a C-state exit, and what they paid.
+        let (n, ns) = m
+            .host()
+            .cores()
+            .iter()
+            .fold((0u64, 0u64), |(n, ns), c| (n + c.idle.exits, ns + c.idle.exit_ns));
+        host["cpuidle_exits"] = json!(n);
+        host["cpuidle_exit_us_mean"] = json!(if n == 0 { 0.0 } else { ns as f64 / n as f64 / 1e3 });
+    }
     json!({
-        "host": {
-            "name": m.cfg.host.name,
-            "block_layer": m.host().block_layer(),
-            "queue_map": m.host().map().name,
-            "hw_queues": m.host().map().nr_hw_queues,
-            "cpu_util_pct": cpus,
-        },
+        "host": host,
         "device": device,
         "arbitration": arbitration_json(m),
         "hmb": if m.host().hmb().enabled {

@@ -6,6 +6,7 @@
 mod calibrate;
 mod cli;
 mod cli_fio;
+mod cpuidle;
 mod extending;
 mod fio_compat;
 mod fio_parse;
