@@ -9,6 +9,7 @@ mod cli_fio;
 mod extending;
 mod fio_compat;
 mod fio_parse;
+mod fio_sync;
 mod fio_text;
 mod fio_timing;
 mod fuzz;
