@@ -197,6 +197,8 @@ fn host(c: &Check, h: &HostConfig) -> Result<(), String> {
         ("null_queue_rq_ns", k.null_queue_rq_ns),
         ("ipi_ns", k.ipi_ns),
         ("hmb_fill_ns", k.hmb_fill_ns),
+        ("fsync_path_ns", k.fsync_path_ns),
+        ("flush_request_ns", k.flush_request_ns),
     ] {
         c.int(t, key, v, 0, MAX_STEP_NS, "a CPU cost of at most 1 s")?;
     }

@@ -85,6 +85,11 @@ pub struct Host {
     ios_completed: u64,
     /// fio steady-state checks.
     ss: Vec<SsTracker>,
+    /// The device reports a volatile write cache (Identify Controller VWC),
+    /// so the nvme driver sets the queue's write-cache and FUA flags
+    /// (blk_queue_write_cache): REQ_FUA and flush requests go down. Without
+    /// it the block layer drops both (blk-core.c submit_bio_noacct).
+    vwc: bool,
 }
 
 /// What the host is built from besides the config: the CPUs (the VMs'
@@ -209,6 +214,7 @@ impl Host {
             unit_bytes,
             ios_completed: 0,
             ss,
+            vwc: !null_dev && cfg.device.ssd.as_ref().is_some_and(|s| s.cache.volatile),
         })
     }
 
@@ -275,6 +281,11 @@ impl Host {
     }
     pub fn steady_state(&self) -> &[SsTracker] {
         &self.ss
+    }
+    /// The block layer sends REQ_FUA and flushes to the device (it has a
+    /// volatile write cache).
+    pub fn write_cache(&self) -> bool {
+        self.vwc
     }
     /// I/Os reaped by their threads so far.
     pub fn ios_completed(&self) -> u64 {

@@ -11,7 +11,7 @@ use crate::config::{BlockLayerKind, IrqMode, SetArbitration};
 use crate::machine::{Event, Queue};
 use crate::nvme::arbitration::ArbitrationFeature;
 use crate::nvme::controller::{UrgentPolicy, HMB_IO_CMD};
-use crate::nvme::Sqe;
+use crate::nvme::{Sqe, SQE_FLUSH};
 use crate::sim::Ns;
 use crate::workload::{Ddir, Io, IoPrio};
 
@@ -42,6 +42,19 @@ pub struct Request {
     pub split_of: u32,
     /// A split bio: its parts not completed yet.
     pub parts_left: u32,
+    /// What goes down with it beyond data: [`crate::nvme::SQE_FUA`] (REQ_FUA) on a
+    /// write, or [`SQE_FLUSH`] for an empty flush (REQ_PREFLUSH without
+    /// data). Set only when the device has a volatile write cache: the
+    /// block layer strips both otherwise.
+    pub flags: u8,
+    /// A sync engine's O_SYNC write: once its data is written, its syscall
+    /// goes on to flush (generic_write_sync) before it returns.
+    pub then_flush: bool,
+    /// The flush an O_SYNC write's syscall sent: that write (it completes
+    /// when this does); `NO_BIO` for any other request.
+    pub flush_for: u32,
+    /// fio's own sync io_u: fsync (`Some(false)`) or fdatasync (`Some(true)`).
+    pub sync_op: Option<bool>,
 }
 
 impl Request {
@@ -61,7 +74,37 @@ impl Request {
             app_prio: io.prio,
             split_of: NO_BIO,
             parts_left: 0,
+            flags: 0,
+            then_flush: false,
+            flush_for: NO_BIO,
+            sync_op: None,
         }
+    }
+
+    /// An empty flush (blkdev_issue_flush's REQ_PREFLUSH bio) from thread
+    /// `thread`, issued at `issue` towards hardware queue `hctx`.
+    pub fn flush(thread: u32, prio: IoPrio, issue: Ns, hctx: u32) -> Self {
+        let io = Io {
+            ddir: Ddir::Write,
+            offset: 0,
+            len: 0,
+            prio,
+        };
+        Request {
+            flags: SQE_FLUSH,
+            ..Request::new(thread, io, issue, hctx)
+        }
+    }
+}
+
+/// The elevator's direction for a request: a flush or FUA write is queued
+/// as a write but never merged, in either direction (REQ_NOMERGE_FLAGS
+/// holds REQ_PREFLUSH and REQ_FUA), which the elevator does for direction 2.
+fn elevator_dir(req: &Request) -> usize {
+    if req.flags != 0 {
+        2
+    } else {
+        req.io.ddir as usize
     }
 }
 
@@ -114,7 +157,10 @@ impl Host {
     /// else the block layer. Err(time) when it must sleep for a tag.
     pub(super) fn submit_host(&mut self, cur: Ns, cpu: u32, r: u32, vms: &mut Vms, q: &mut Queue) -> Result<Ns, Ns> {
         let io = self.reqs.get(r).io;
-        let urgent = self.hmb.enabled && self.hmb.is_urgent(io.prio) && io.ddir != Ddir::Trim;
+        // Trims have no data to stage; flushes and FUA writes have no place
+        // in an HMB I/O command (it carries no FUA bit).
+        let urgent =
+            self.hmb.enabled && self.hmb.is_urgent(io.prio) && io.ddir != Ddir::Trim && self.reqs.get(r).flags == 0;
         match urgent.then(|| self.hmb_submit(cur, r, q)).flatten() {
             Some(done) => Ok(done),
             None => self.submit_bio(cur, cpu, r, vms, q),
@@ -150,8 +196,11 @@ impl Host {
                 len: len as u32,
                 ..io
             };
+            // bio_split keeps the bio's flags: every part is a FUA write.
+            let flags = self.reqs.get(bio).flags;
             let part = self.reqs.insert(Request {
                 split_of: bio,
+                flags,
                 ..Request::new(t, part_io, issue, hctx)
             });
             cur = self.submit_host(cur, cpu, part, vms, q).map_err(|at| (at, part))?;
@@ -166,6 +215,12 @@ impl Host {
     /// Request `r` of a host thread completed: the fio I/O it finishes, if
     /// any (a part of a split bio finishes the bio with its last part).
     fn host_io_done(&mut self, r: u32) -> Option<u32> {
+        // An O_SYNC write's flush completes the write's syscall.
+        let write = self.reqs.get(r).flush_for;
+        if write != NO_BIO {
+            self.reqs.remove(r);
+            return Some(write);
+        }
         let bio = self.reqs.get(r).split_of;
         if bio == NO_BIO {
             return Some(r);
@@ -209,7 +264,7 @@ impl Host {
                 cur = self.queue_lock.acquire(cur, cpu, c.rq_insert_hold_ns, &self.lenv);
                 let (off, len, dir) = {
                     let req = self.reqs.get(r);
-                    (req.io.offset, req.io.len as u64, req.io.ddir as usize)
+                    (req.io.offset, req.io.len as u64, elevator_dir(req))
                 };
                 if let Some((head, front)) = self.rq.elevator.find_merge(dir, off, len) {
                     self.rq.elevator.merge(head, len, front);
@@ -260,7 +315,7 @@ impl Host {
             BlockLayerKind::SingleQueue => {
                 let (off, len, dir) = {
                     let req = self.reqs.get(r);
-                    (req.io.offset, req.io.len as u64, req.io.ddir as usize)
+                    (req.io.offset, req.io.len as u64, elevator_dir(req))
                 };
                 self.rq.elevator.add(r, dir, off, len, cur);
                 self.set_submitted(r, cur);
@@ -371,8 +426,12 @@ impl Host {
                 // The AIO completion goes to the IOThread that submitted it.
                 vms.iothread_aio_complete(cur, self.reqs.get(b).vq, b, cpu, self.costs.ipi_ns, q);
             } else if let Some(done) = self.host_io_done(b) {
-                self.threads[thread as usize].completed.push_back(done);
-                self.wake(cur, thread, cpu, false, q);
+                let th = &mut self.threads[thread as usize];
+                th.completed.push_back(done);
+                // A thread asleep in fsync(2) wakes for that flush only.
+                if th.in_sync.is_none_or(|s| s == done) {
+                    self.wake(cur, thread, cpu, false, q);
+                }
             }
             if next == NO_BIO {
                 break;
@@ -510,7 +569,7 @@ impl Host {
             offset: req.dev_offset,
             len: req.dev_len,
             prio: req.io.prio,
-            flags: 0,
+            flags: req.flags,
         }
     }
 }

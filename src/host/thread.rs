@@ -6,10 +6,11 @@
 //! fio's statistics.
 
 use super::cpu::{Core, Placement, Topology};
-use super::submit::{Request, NO_VCPU};
+use super::submit::{Request, NO_BIO, NO_VCPU};
 use super::{Host, Vms};
 use crate::config::MachineConfig;
 use crate::machine::{Event, Queue};
+use crate::nvme::SQE_FUA;
 use crate::report::stats::{JobStats, StatsConfig};
 use crate::sim::{Ns, Rng};
 use crate::ssd::Ssd;
@@ -27,6 +28,17 @@ pub(super) struct Quiesce {
     /// A rate sleep: the pending I/O is issued when it ends (rate_ddir
     /// returns and fio issues), without checking its slot again.
     release_pending: bool,
+}
+
+/// What became of an fsync/fdatasync a thread issued.
+enum SyncIssue {
+    /// Done in the issuing call (no flush reached the device), reaped too.
+    Done(Ns),
+    /// In flight: a flush request went down (a blocking engine sleeps in
+    /// it), or io_uring queued it.
+    InFlight(Ns),
+    /// Its flush request waits for a tag.
+    Blocked(Ns),
 }
 
 /// Why a thread stopped submitting before its queue was full.
@@ -121,9 +133,61 @@ pub struct Thread {
     /// on (fio allocates them after setting the thread's CPU affinity, and
     /// Linux places a page on the node of the CPU that first touches it).
     pub(super) buf_node: u32,
+    /// The job's I/O priority (its flushes carry it: a flush bio takes the
+    /// task's ioprio).
+    pub(super) prio: crate::workload::IoPrio,
+    /// fio `sync=1`: the device file is open O_SYNC, so each write is
+    /// REQ_FUA and, with a synchronous engine, its syscall flushes before
+    /// returning (block/fops.c: dio_bio_write_op, generic_write_sync ->
+    /// blkdev_fsync). Asynchronous writes return -EIOCBQUEUED and skip
+    /// generic_write_sync: the FUA is their durability.
+    pub(super) o_sync: bool,
+    /// fio `fsync=N` / `fdatasync=N` (0: off).
+    pub(super) fsync_blocks: u32,
+    pub(super) fdatasync_blocks: u32,
+    /// io_uring: an fsync is an SQE like any I/O (IORING_OP_FSYNC, run by an
+    /// io-wq worker); other engines call fsync(2) and block in it.
+    pub(super) async_fsync: bool,
+    /// fio's io_issues[DDIR_WRITE]: writes issued since the start (or the
+    /// end of ramp_time, where fio resets it).
+    pub(super) writes_issued: u64,
+    /// fio's last_was_sync: the last I/O reaped was an fsync/fdatasync.
+    pub(super) last_was_sync: bool,
+    /// `pending` was put back behind an fsync: fio's next get_io_u decides
+    /// again whether a sync comes first (it is not decided yet).
+    pub(super) pending_unchecked: bool,
+    /// The fsync/fdatasync request a blocking engine is asleep in: other
+    /// completions wait in its ring until it returns.
+    pub(super) in_sync: Option<u32>,
+    /// fsync/fdatasync io_us issued and reaped (not in `ios_*`).
+    pub syncs_submitted: u64,
+    pub syncs_completed: u64,
 }
 
 impl Thread {
+    /// fio's get_rw_ddir: an fsync (`Some(false)`) or fdatasync
+    /// (`Some(true)`) comes next when the writes issued are a nonzero
+    /// multiple of its count and the last I/O reaped was not a sync
+    /// (should_fsync). fsync is checked first.
+    fn sync_due(&self) -> Option<bool> {
+        if self.last_was_sync || self.writes_issued == 0 {
+            return None;
+        }
+        let every = |n: u32| n > 0 && self.writes_issued.is_multiple_of(u64::from(n));
+        if every(self.fsync_blocks) {
+            Some(false)
+        } else if every(self.fdatasync_blocks) {
+            Some(true)
+        } else {
+            None
+        }
+    }
+
+    /// Asleep in an fsync that has not completed yet.
+    fn blocked_in_sync(&self) -> bool {
+        self.in_sync.is_some_and(|s| !self.completed.contains(&s))
+    }
+
     /// When the thread stops issuing (`Ns::MAX`: when its I/Os are done).
     pub fn end_ns(&self) -> Ns {
         self.end_ns
@@ -249,6 +313,18 @@ impl Thread {
             vcpu: NO_VCPU,
             vdisk: 0,
             buf_node: topo.socket_of(placement_cpu),
+            prio: spec.prio,
+            // The null engine opens no file: O_SYNC means nothing to it.
+            o_sync: spec.sync_io && spec.ioengine != crate::workload::fio::IoEngine::Null,
+            fsync_blocks: spec.fsync_blocks,
+            fdatasync_blocks: spec.fdatasync_blocks,
+            async_fsync: spec.ioengine == crate::workload::fio::IoEngine::IoUring,
+            writes_issued: 0,
+            last_was_sync: false,
+            pending_unchecked: false,
+            in_sync: None,
+            syncs_submitted: 0,
+            syncs_completed: 0,
         })
     }
 }
@@ -299,12 +375,17 @@ impl Host {
                 th.stats_started = true;
                 // fio restarts its size / number_ios accounting after the ramp.
                 th.gen.restart_accounting();
+                // reset_all_stats: io_issues[] and last_was_sync start over.
+                th.writes_issued = 0;
+                th.last_was_sync = false;
             }
         }
         // A request that was waiting for a tag now has one: finish submitting
         // it, and the rest of its bio's parts if the block layer split it.
         let mut blocked_tag = false;
         if let Some(r) = self.threads[ti].tag_req.take() {
+            // An O_SYNC write's flush goes down for a write already in flight.
+            let new_io = self.reqs.get(r).flush_for == NO_BIO;
             let t0 = cur;
             cur = if self.threads[ti].vcpu == NO_VCPU {
                 self.submit_with_resource(cur, cpu, r, vms, q)
@@ -323,9 +404,13 @@ impl Host {
             }
             let th = &mut self.threads[ti];
             th.sys_ns += cur - t0;
-            if !blocked_tag {
+            if !blocked_tag && new_io {
                 th.inflight += 1;
-                th.stats.record_iodepth(th.inflight);
+                if th.in_sync == Some(r) {
+                    th.stats.record_sync_depth(th.inflight, th.sync);
+                } else {
+                    th.stats.record_iodepth(th.inflight);
+                }
             }
         }
         // Reap everything that has completed (not between two submissions
@@ -334,7 +419,73 @@ impl Host {
         if !resuming {
             self.threads[ti].in_batch = 0;
         }
-        if !resuming && !blocked_tag && !self.threads[ti].completed.is_empty() {
+        // fsync(2) returned: fio completes the sync inside its queue call,
+        // before it reaps anything else (io_u.c io_completed sets
+        // last_was_sync, so the next I/O is a write).
+        let mut synced = false;
+        if let Some(s) = self.threads[ti].in_sync {
+            let th = &mut self.threads[ti];
+            if let Some(i) = th.completed.iter().position(|&r| r == s) {
+                th.completed.remove(i);
+                let req = self.reqs.remove(s);
+                cur += c.reap_per_io_ns;
+                th.usr_ns += c.reap_per_io_ns;
+                th.inflight -= 1;
+                th.in_sync = None;
+                th.syncs_completed += 1;
+                th.last_was_sync = true;
+                th.stats.record_sync(req.issue_ns, cur);
+                synced = true;
+            }
+        }
+        if !resuming && !blocked_tag && !synced && !self.threads[ti].blocked_in_sync() {
+            // A sync engine's O_SYNC write whose data is written: its
+            // syscall goes on through generic_write_sync to flush.
+            let mut i = 0;
+            while i < self.threads[ti].completed.len() {
+                let r = self.threads[ti].completed[i];
+                if !self.reqs.get(r).then_flush {
+                    i += 1;
+                    continue;
+                }
+                self.reqs.get_mut(r).then_flush = false;
+                let t0 = cur;
+                cur += c.fsync_path_ns;
+                if self.vwc {
+                    // blkdev_issue_flush: the empty flush goes down and the
+                    // syscall sleeps until it completes.
+                    self.threads[ti].completed.remove(i);
+                    cur += c.flush_request_ns;
+                    let prio = self.threads[ti].prio;
+                    let hctx = self.map.hw_queue(cpu, Ddir::Write, prio, 0);
+                    let f = self.reqs.insert(Request {
+                        flush_for: r,
+                        ..Request::flush(t, prio, cur, hctx)
+                    });
+                    match self.submit_host(cur, cpu, f, vms, q) {
+                        Ok(done) => cur = done,
+                        Err(at) => {
+                            cur = at;
+                            self.threads[ti].tag_req = Some(f);
+                            blocked_tag = true;
+                        }
+                    }
+                } else {
+                    // submit_bio_noacct ends the flush at once: the write is done.
+                    i += 1;
+                }
+                self.threads[ti].sys_ns += cur - t0;
+                if blocked_tag {
+                    break;
+                }
+            }
+        }
+        if !resuming
+            && !blocked_tag
+            && !synced
+            && !self.threads[ti].blocked_in_sync()
+            && !self.threads[ti].completed.is_empty()
+        {
             let n = self.threads[ti].completed.len() as u64;
             if !self.threads[ti].sync && !self.threads[ti].null_engine {
                 cur += c.reap_syscall_ns;
@@ -347,6 +498,15 @@ impl Host {
             while let Some(r) = th.completed.pop_front() {
                 let req = self.reqs.remove(r);
                 th.inflight -= 1;
+                if req.sync_op.is_some() {
+                    // io_u.c io_completed: a sync sets last_was_sync and
+                    // adds only its latency.
+                    th.syncs_completed += 1;
+                    th.last_was_sync = true;
+                    th.stats.record_sync(req.issue_ns, cur);
+                    continue;
+                }
+                th.last_was_sync = false;
                 th.ios_completed += 1;
                 th.bytes_completed += req.io.len as u64;
                 self.ios_completed += 1;
@@ -366,12 +526,14 @@ impl Host {
             && !self.threads[ti].issuing_done
             && self.threads[ti].inflight < self.threads[ti].depth
             && self.threads[ti].quiesce_sleep.is_none()
+            && self.threads[ti].in_sync.is_none()
         {
             let th = &mut self.threads[ti];
-            let io = match th.pending.take() {
-                Some(io) => io,
+            // `unchecked`: fio has not yet decided whether a sync goes first.
+            let (io, unchecked) = match th.pending.take() {
+                Some(io) => (io, std::mem::take(&mut th.pending_unchecked)),
                 None => match th.gen.next_io() {
-                    Some(io) => io,
+                    Some(io) => (io, true),
                     None => {
                         th.issuing_done = true;
                         break;
@@ -383,12 +545,44 @@ impl Host {
             if th.think_ns > 0 && th.since_think >= th.think_blocks {
                 th.since_think = 0;
                 th.pending = Some(io);
+                th.pending_unchecked = unchecked;
                 pause = Some(Pause::Quiesce(Quiesce {
                     sleep_ns: th.think_ns,
                     release_pending: false,
                 }));
                 break;
             }
+            // fsync=N / fdatasync=N: fio's get_io_u picks the sync before
+            // any direction (and before a rate wait); the I/O waits behind
+            // it, to be decided again at the next get_io_u.
+            if let Some(datasync) = unchecked.then(|| th.sync_due()).flatten() {
+                th.pending = Some(io);
+                th.pending_unchecked = true;
+                match self.issue_sync(cur, cpu, t, datasync, vms, q) {
+                    SyncIssue::Done(at) => {
+                        cur = at;
+                        continue;
+                    }
+                    SyncIssue::InFlight(at) => {
+                        cur = at;
+                        let th = &self.threads[ti];
+                        if th.in_sync.is_some() || th.sync {
+                            break;
+                        }
+                        if !th.issuing_done && th.inflight < th.depth {
+                            yielded = true;
+                            break;
+                        }
+                        continue;
+                    }
+                    SyncIssue::Blocked(at) => {
+                        cur = at;
+                        blocked_tag = true;
+                        break;
+                    }
+                }
+            }
+            let th = &mut self.threads[ti];
             if th.gen.is_rate_limited() {
                 let due = match th.pending_due {
                     Some(due) => due,
@@ -424,6 +618,7 @@ impl Host {
                 th.usr_ns += c.app_per_io_ns;
                 th.ios_submitted += 1;
                 let r = self.reqs.insert(Request::new(t, io, issue, 0));
+                th.writes_issued += u64::from(io.ddir == Ddir::Write);
                 th.completed.push_back(r);
                 th.inflight += 1;
                 th.stats.record_iodepth(th.inflight);
@@ -449,6 +644,18 @@ impl Host {
             th.ios_submitted += 1;
             let hctx = self.map.hw_queue(cpu, io.ddir, io.prio, io.len);
             let r = self.reqs.insert(Request::new(t, io, issue, hctx));
+            if io.ddir == Ddir::Write {
+                th.writes_issued += 1;
+                if th.o_sync {
+                    let req = self.reqs.get_mut(r);
+                    // REQ_FUA reaches the device only if it has a volatile
+                    // cache (blk-core.c strips it otherwise).
+                    if self.vwc {
+                        req.flags = SQE_FUA;
+                    }
+                    req.then_flush = th.sync;
+                }
+            }
             let t0 = cur;
             let guest = self.threads[ti].vcpu != NO_VCPU;
             let submitted = if guest {
@@ -511,6 +718,9 @@ impl Host {
             q.schedule(cur, Event::ThreadRun { thread: t });
         } else if blocked_tag {
             th.state = ThreadState::WaitingTag;
+        } else if th.blocked_in_sync() {
+            // Asleep in fsync(2): only its flush's completion wakes it.
+            th.state = ThreadState::WaitingIo;
         } else if !th.completed.is_empty() {
             th.state = ThreadState::Scheduled;
             q.schedule(cur, Event::ThreadRun { thread: t });
@@ -560,6 +770,99 @@ impl Host {
             self.cores[cpu as usize].iowaiters += 1;
         }
         false
+    }
+
+    /// Thread `t` issues an fsync (`datasync` false) or fdatasync at `cur`
+    /// on `cpu` (fio's DDIR_SYNC / DDIR_DATASYNC io_u, do_io_u_sync). On a
+    /// block device both run blkdev_fsync: nothing is dirty in the page
+    /// cache under O_DIRECT, so all they do is blkdev_issue_flush. Without
+    /// a volatile write cache the block layer ends that flush at once and
+    /// the call costs host CPU only; with one, an empty flush request goes
+    /// down as an NVMe Flush and the call returns when it completes.
+    /// fio's null engine completes it in its queue call; io_uring queues it
+    /// (IORING_OP_FSYNC, run by an io-wq worker, whose CPU is charged here).
+    fn issue_sync(&mut self, mut cur: Ns, cpu: u32, t: u32, datasync: bool, vms: &mut Vms, q: &mut Queue) -> SyncIssue {
+        let c = self.costs.clone();
+        let ti = t as usize;
+        let vwc = self.vwc;
+        let th = &mut self.threads[ti];
+        let issue = cur;
+        cur += c.app_per_io_ns;
+        th.usr_ns += c.app_per_io_ns;
+        th.syncs_submitted += 1;
+        th.stats.record_sync_issue(datasync);
+        let inline_done = |th: &mut Thread, at: Ns, marks_submit: bool| {
+            th.stats.record_sync_depth(th.inflight + 1, marks_submit);
+            th.stats.record_sync(issue, at);
+            th.syncs_completed += 1;
+            th.last_was_sync = true;
+            SyncIssue::Done(at)
+        };
+        if th.null_engine {
+            return inline_done(th, cur, true);
+        }
+        let mut sys = c.fsync_path_ns;
+        if th.async_fsync {
+            if th.in_batch == 0 {
+                sys += c.syscall_ns;
+            }
+            th.in_batch = (th.in_batch + 1) % th.batch_submit;
+        } else {
+            sys += c.syscall_ns;
+        }
+        cur += sys;
+        th.sys_ns += sys;
+        if !vwc && !th.async_fsync {
+            // psync and friends mark submit and complete for every io_u
+            // (no commit hook); libaio's sync bypasses both.
+            let marks = th.sync;
+            return inline_done(th, cur, marks);
+        }
+        let prio = th.prio;
+        if !vwc {
+            // The worker's flush ends at once; the CQE waits to be reaped.
+            let r = self.reqs.insert(Request {
+                sync_op: Some(datasync),
+                ..Request::flush(t, prio, issue, 0)
+            });
+            let th = &mut self.threads[ti];
+            th.completed.push_back(r);
+            th.inflight += 1;
+            th.stats.record_iodepth(th.inflight);
+            th.stats.record_submit_batch(1);
+            return SyncIssue::InFlight(cur);
+        }
+        cur += c.flush_request_ns;
+        let hctx = self.map.hw_queue(cpu, Ddir::Write, prio, 0);
+        let r = self.reqs.insert(Request {
+            sync_op: Some(datasync),
+            ..Request::flush(t, prio, issue, hctx)
+        });
+        if !self.threads[ti].async_fsync {
+            self.threads[ti].in_sync = Some(r);
+        }
+        let t0 = cur;
+        let res = self.submit_host(cur, cpu, r, vms, q);
+        let th = &mut self.threads[ti];
+        match res {
+            Ok(done) => {
+                th.sys_ns += done - t0;
+                th.inflight += 1;
+                if th.in_sync.is_some() {
+                    // fsync(2): counted as fio counts a sync io_u it completes in its queue call.
+                    th.stats.record_sync_depth(th.inflight, th.sync);
+                } else {
+                    th.stats.record_iodepth(th.inflight);
+                    th.stats.record_submit_batch(1);
+                }
+                SyncIssue::InFlight(done)
+            }
+            Err(at) => {
+                th.sys_ns += at - t0;
+                th.tag_req = Some(r);
+                SyncIssue::Blocked(at)
+            }
+        }
     }
 
     /// A polling thread's trace-time timer fires: it runs unless the timer

@@ -450,7 +450,11 @@ impl Controller {
         let c = *self.cmd(cid);
         match c.sqe.op {
             Ddir::Read => self.reads += 1,
-            _ => self.writes += 1,
+            Ddir::Write if c.sqe.flags & SQE_FLUSH != 0 => self.flushes += 1,
+            _ => {
+                self.writes += 1;
+                self.fua_writes += u64::from(c.sqe.flags & SQE_FUA != 0);
+            }
         }
         self.outstanding -= 1;
         if self.outstanding == 0 {

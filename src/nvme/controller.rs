@@ -128,6 +128,10 @@ pub struct Controller {
     /// Commands completed, by direction (reads; writes and trims).
     pub(super) reads: u64,
     pub(super) writes: u64,
+    /// Flush commands completed (not in `writes`), and the writes among
+    /// `writes` that carried FUA.
+    pub(super) flushes: u64,
+    pub(super) fua_writes: u64,
     /// Commands fetched and not yet completed, and the busy time they make.
     pub(super) outstanding: u32,
     pub(super) busy_since: Ns,
@@ -161,12 +165,21 @@ impl Controller {
     pub fn slot_stalls(&self) -> u64 {
         self.slot_stalls
     }
-    /// Commands completed: reads, and writes with trims.
+    /// Commands completed: reads, and writes with trims (Flush commands
+    /// not included: Linux accounts flush requests apart from writes).
     pub fn reads(&self) -> u64 {
         self.reads
     }
     pub fn writes(&self) -> u64 {
         self.writes
+    }
+    /// Flush commands completed.
+    pub fn flushes(&self) -> u64 {
+        self.flushes
+    }
+    /// Write commands completed that carried FUA.
+    pub fn fua_writes(&self) -> u64 {
+        self.fua_writes
     }
     pub fn fetch_scheduled(&self) -> bool {
         self.fetch_scheduled
@@ -239,6 +252,8 @@ impl Controller {
             fetched: Vec::new(),
             reads: 0,
             writes: 0,
+            flushes: 0,
+            fua_writes: 0,
             outstanding: 0,
             busy_since: 0,
             busy_ns: 0,

@@ -280,6 +280,8 @@ fn lat_obj(s: &LatStat, hist: Option<&Hist>, list: &[f64], plus: bool) -> J {
 /// a share of (direction 0 for "mixed", as fio's DDIR_READ).
 fn dir_obj(d: &DirStats, stats: &JobStats, runtime_ms: u64, rs: &GroupRun, agg_ddir: usize, plus: bool) -> J {
     let list = percentile_list(stats);
+    // fio 3.33 counts fdatasyncs one past total_io_u[], in short_io_u[read].
+    let short_ios = if agg_ddir == 0 { stats.datasyncs } else { 0 };
     let rt = if d.total_ios > 0 { runtime_ms.max(1) } else { 0 };
     let bw_bytes = (d.io_bytes * 1000).checked_div(rt).unwrap_or(0);
     let iops = if rt > 0 {
@@ -296,7 +298,7 @@ fn dir_obj(d: &DirStats, stats: &JobStats, runtime_ms: u64, rs: &GroupRun, agg_d
         .put("iops", J::float(iops))
         .put("runtime", J::int(rt))
         .put("total_ios", J::int(d.total_ios))
-        .put("short_ios", J::Int(0))
+        .put("short_ios", J::int(short_ios))
         .put("drop_ios", J::Int(0))
         .put(
             "slat_ns",
@@ -402,9 +404,14 @@ fn job_obj(e: &Entry, runs: &[GroupRun], plus: bool) -> J {
         for (i, name) in ["read", "write", "trim"].iter().enumerate() {
             o.put(name, dir_obj(&s.dirs[i], s, e.runtime_ms[i], rs, i, plus));
         }
+        // stat.c: fsyncs only (fdatasyncs went to the read direction's
+        // short_ios), percentiles when clat or lat percentiles are on.
         let mut sync = J::obj();
-        sync.put("total_ios", J::Int(0))
-            .put("lat_ns", lat_obj(&LatStat::default(), None, &[], false));
+        let pct = s.cfg.clat_percentiles || s.cfg.lat_percentiles;
+        sync.put("total_ios", J::int(s.syncs)).put(
+            "lat_ns",
+            lat_obj(&s.sync_lat, pct.then_some(&s.sync_hist), &percentile_list(s), plus),
+        );
         o.put("sync", sync);
         if unified == UnifiedRw::Both {
             o.put(

@@ -551,6 +551,13 @@ fn job_block(out: &mut String, e: &Entry, rs: &GroupRun, run: &RunReport) {
         "2=", "4=", "10=", "20=", "50=", "100=", "250=", "500=", "750=", "1000=", "2000=", ">=2000=",
     ];
     lat_dist(out, "msec", &ms_keys, &s.lat_ms, total);
+    if s.sync_lat.n > 0 {
+        // stat.c show_ddir_status(DDIR_SYNC): percentiles whatever
+        // clat_percentiles says.
+        out.push_str("  fsync/fdatasync/sync_file_range:\n");
+        lat_line(out, "sync", &s.sync_lat);
+        percentiles(out, "sync", &s.sync_hist, s.sync_lat.n, &pc);
+    }
     let (usr, sys) = (e.cpu_percent(s.usr_ns), e.cpu_percent(s.sys_ns));
     let _ = writeln!(
         out,
@@ -576,8 +583,8 @@ fn job_block(out: &mut String, e: &Entry, rs: &GroupRun, run: &RunReport) {
     );
     let _ = writeln!(
         out,
-        "     issued rwts: total={},{},{},0 short=0,0,0,0 dropped=0,0,0,0",
-        issued[0], issued[1], issued[2]
+        "     issued rwts: total={},{},{},{} short={},0,0,0 dropped=0,0,0,0",
+        issued[0], issued[1], issued[2], s.syncs, s.datasyncs
     );
     if e.last.continue_on_error {
         // strerror(0): nvmesim's I/Os do not fail.

@@ -266,6 +266,8 @@ pub fn device_json(name: &str, ctrl: &Controller, ssd: Option<&Ssd>, end: Ns) ->
         "commands": ctrl.commands(),
         "command_slots": ctrl.slots_total(),
         "slot_stalls": ctrl.slot_stalls(),
+        "flush_commands": ctrl.flushes(),
+        "fua_writes": ctrl.fua_writes(),
         "pcie_to_device_bytes": ctrl.link().bytes_to_device,
         "pcie_to_host_bytes": ctrl.link().bytes_to_host,
         "pcie_to_device_util_pct": pct(ctrl.link().to_device.busy_ns, end),
@@ -290,6 +292,10 @@ pub fn device_json(name: &str, ctrl: &Controller, ssd: Option<&Ssd>, end: Ns) ->
         obj.insert("write_amplification".into(), json!(ssd.write_amplification()));
         obj.insert("write_cache_hits".into(), json!(ssd.cache.hits));
         obj.insert("write_cache_full_stalls".into(), json!(ssd.cache.full_stalls));
+        // Durability: Flush and FUA wait for NAND only with a volatile cache.
+        obj.insert("volatile_write_cache".into(), json!(ssd.volatile_cache));
+        obj.insert("durability_waits".into(), json!(ssd.durability_waits));
+        obj.insert("padded_programs".into(), json!(ssd.padded_programs));
         obj.insert(
             "read_die_wait_us_mean".into(),
             json!(ssd.die_read_wait_ns as f64 / 1e3 / ssd.die_reads_started.max(1) as f64),

@@ -341,6 +341,19 @@ pub struct JobStats {
     unbooked: u64,
     /// When the job itself started (before any ramp_time).
     pub job_start_ns: u64,
+    /// fsync/fdatasync latency from issue to reap (fio's sync_stat and
+    /// io_u_sync_plat), after ramp_time.
+    pub sync_lat: LatStat,
+    pub sync_hist: Hist,
+    /// fsyncs issued (fio's total_io_u[DDIR_SYNC], ramp included: fio's
+    /// reset at the ramp's end stops at the data directions).
+    pub syncs: u64,
+    /// fdatasyncs issued. fio 3.33 counts them in total_io_u[DDIR_DATASYNC],
+    /// one past the end of that array, so they land in short_io_u[read]:
+    /// its output shows them as short reads (`short=N,0,0,0`, the read
+    /// direction's `short_ios`), and the sync object's `total_ios` leaves
+    /// them out.
+    pub datasyncs: u64,
 }
 
 const LAT_EDGES: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
@@ -419,6 +432,10 @@ impl JobStats {
             paired: 0,
             unbooked: 0,
             job_start_ns: 0,
+            sync_lat: LatStat::default(),
+            sync_hist: Hist::default(),
+            syncs: 0,
+            datasyncs: 0,
             cfg,
         }
     }
@@ -579,6 +596,44 @@ impl JobStats {
         }
     }
 
+    /// An fsync (`datasync` false) or fdatasync was issued.
+    #[inline]
+    pub fn record_sync_issue(&mut self, datasync: bool) {
+        if datasync {
+            self.datasyncs += 1;
+        } else {
+            self.syncs += 1;
+        }
+    }
+
+    /// An fsync/fdatasync that blocks its issuing call (fio completes it
+    /// in its queue call), at I/O depth `depth` (fio's io_u_mark_depth),
+    /// also counted as one submitted and one completed I/O when
+    /// `marks_submit` (engines without a commit hook: psync and friends).
+    #[inline]
+    pub fn record_sync_depth(&mut self, depth: u32, marks_submit: bool) {
+        if self.started {
+            self.depth[depth_bucket(depth)] += 1;
+            if marks_submit {
+                self.submit[batch_bucket(1)] += 1;
+                self.complete[batch_bucket(1)] += 1;
+            }
+        }
+    }
+
+    /// An fsync/fdatasync issued at `issue` was reaped at `complete`
+    /// (io_u.c account_io_completion -> add_sync_clat_sample). Syncs have
+    /// no slat, clat, bandwidth or log entries of their own.
+    #[inline]
+    pub fn record_sync(&mut self, issue: u64, complete: u64) {
+        if !self.started {
+            return;
+        }
+        let lat = complete.saturating_sub(issue);
+        self.sync_lat.add(lat);
+        self.sync_hist.add(lat);
+    }
+
     /// The engine submitted an I/O; `depth` is the job's I/Os in flight
     /// now, completed-but-not-reaped ones included (fio's `cur_depth`).
     ///
@@ -710,6 +765,10 @@ impl JobStats {
         self.usr_ns += o.usr_ns;
         self.sys_ns += o.sys_ns;
         self.ctx += o.ctx;
+        self.sync_lat.merge(&o.sync_lat);
+        self.sync_hist.merge(&o.sync_hist);
+        self.syncs += o.syncs;
+        self.datasyncs += o.datasyncs;
         self.start_ns = self.start_ns.min(o.start_ns);
         self.end_ns = self.end_ns.max(o.end_ns);
     }

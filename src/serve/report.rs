@@ -179,12 +179,6 @@ impl Summary {
         let obj = dev.as_object_mut().expect("the device block is an object");
         obj.insert("util_pct".into(), json!(c.busy_fraction(end) * 100.0));
         obj.insert("memory_store_bytes".into(), json!(store.resident_bytes()));
-        if let Some(ssd) = d.ssd.as_ref() {
-            // Durability (serve only: `nvmesim run` sends no Flush or FUA).
-            obj.insert("volatile_write_cache".into(), json!(ssd.volatile_cache));
-            obj.insert("durability_waits".into(), json!(ssd.durability_waits));
-            obj.insert("padded_programs".into(), json!(ssd.padded_programs));
-        }
         let mut sqs = Vec::new();
         for (e, ex) in self.exports.iter().enumerate() {
             for &sq in &ex.sqs {

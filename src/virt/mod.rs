@@ -99,6 +99,13 @@ alongside the host's (split them over several VMs or runs instead)",
                     vm.name, f.path, j.line, j.name
                 ));
             }
+            if j.sync_io || j.fsync_blocks > 0 || j.fdatasync_blocks > 0 {
+                return Err(format!(
+                    "vm '{}': {} line {}: job '{}' sets sync, fsync or fdatasync, which nvmesim models on the \
+host's block device only (a guest's flushes through virtio-blk and QEMU are not modelled)",
+                    vm.name, f.path, j.line, j.name
+                ));
+            }
             j.stonewall = false;
             // The guest file's [global] options become the job's own (the
             // merged file's globals are the host's); job options still win.

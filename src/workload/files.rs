@@ -10,16 +10,27 @@
 use crate::config::MachineConfig;
 use crate::workload::fio::{FioJobFile, JobSpec, SizeSpec};
 
+/// The file clone `clone` of job `job` works on: `filename` (under
+/// `directory` unless absolute), or fio's own name for a clone's file
+/// (`job.clone.0`).
+pub fn file_key(filename: Option<&str>, directory: Option<&str>, job: &str, clone: u32) -> String {
+    let name = filename.map_or_else(|| format!("{job}.{clone}.0"), str::to_string);
+    match directory {
+        Some(d) if !name.starts_with('/') => format!("{}/{}", d.trim_end_matches('/'), name),
+        _ => name,
+    }
+}
+
+/// A block-device name (the whole namespace), not a regular file.
+pub fn is_block_device(file: &str) -> bool {
+    file.starts_with("/dev/")
+}
+
 /// Byte extent (base, length) of the file each clone of each job works on,
 /// by job index then clone index.
 pub fn layout(jobs: &FioJobFile, namespace: u64) -> Result<Vec<Vec<(u64, u64)>>, String> {
-    let key = |j: &JobSpec, clone: u32| -> String {
-        let name = j.filename.clone().unwrap_or_else(|| format!("{}.{clone}.0", j.name));
-        match &j.directory {
-            Some(d) if !name.starts_with('/') => format!("{}/{}", d.trim_end_matches('/'), name),
-            _ => name,
-        }
-    };
+    let key =
+        |j: &JobSpec, clone: u32| -> String { file_key(j.filename.as_deref(), j.directory.as_deref(), &j.name, clone) };
     let mut files: Vec<(String, u64)> = Vec::new();
     let mut job_file = Vec::with_capacity(jobs.jobs.len());
     for (j, clone) in jobs
@@ -28,7 +39,7 @@ pub fn layout(jobs: &FioJobFile, namespace: u64) -> Result<Vec<Vec<(u64, u64)>>,
         .flat_map(|j| (0..j.numjobs.max(1)).map(move |c| (j, c)))
     {
         let k = key(j, clone);
-        let need = if k.starts_with("/dev/") {
+        let need = if is_block_device(&k) {
             namespace
         } else {
             let size = match (j.filesize, j.size) {
@@ -64,7 +75,7 @@ pub fn layout(jobs: &FioJobFile, namespace: u64) -> Result<Vec<Vec<(u64, u64)>>,
     let mut extents = Vec::with_capacity(files.len());
     let mut next = 0u64;
     for (name, size) in &files {
-        if name.starts_with("/dev/") {
+        if is_block_device(name) {
             extents.push((0, namespace));
             continue;
         }

@@ -85,7 +85,10 @@
 //! and drops `time_based`); time suffixes fio silently reads as microseconds
 //! (`10sec`, `5min`) are rejected; section names that start with `global` but
 //! are not exactly `global` are rejected (fio would treat them as `[global]`);
-//! `verify=none` is rejected like fio rejects it (use `verify=0`).
+//! `verify=none` is rejected like fio rejects it (use `verify=0`); a
+//! negative `fsync`/`fdatasync` is rejected (fio reads it as a huge count
+//! and never syncs); `sync`, `fsync` and `fdatasync` on a regular file are
+//! rejected (nvmesim models them on a block device, and has no file system).
 
 use std::path::Path;
 
@@ -1376,6 +1379,11 @@ struct State {
     ss: (bool, bool, f64, bool),
     ss_dur_ns: u64,
     ss_ramp_ns: u64,
+    /// `sync` (O_SYNC/O_DSYNC) on, and where it was set.
+    sync_io: Option<Loc>,
+    /// `fsync` / `fdatasync` every N writes (0: off), and where each was set.
+    fsync_blocks: (u32, Loc),
+    fdatasync_blocks: (u32, Loc),
 }
 
 impl Default for State {
@@ -1443,6 +1451,10 @@ impl Default for State {
             ss: (true, true, 0.01, true),
             ss_dur_ns: 0,
             ss_ramp_ns: 0,
+            // options.c: sync .def = "none", fsync / fdatasync .def = "0".
+            sync_io: None,
+            fsync_blocks: (0, Loc::default()),
+            fdatasync_blocks: (0, Loc::default()),
         }
     }
 }
@@ -1612,6 +1624,18 @@ impl State {
                 self.ss_dur_ns = ns;
             }
             "steadystate_ramp_time" => self.ss_ramp_ns = parse_time_ns(need(v)?, true)?,
+            // options.c: sync is a string option (none, 0, sync, 1, dsync);
+            // fio refuses anything else ("failed parsing sync=2").
+            "sync" => {
+                self.sync_io = match need(v)? {
+                    "none" | "0" => None,
+                    "sync" | "1" | "dsync" => Some(at),
+                    s => return Err(format!("invalid value '{s}' (valid: none, 0, sync, 1, dsync)")),
+                }
+            }
+            // fio reads a negative count as a huge one (no sync ever): refused here.
+            "fsync" => self.fsync_blocks = (parse_int_in(need(v)?, kb, 0, u32::MAX as u64)? as u32, at),
+            "fdatasync" => self.fdatasync_blocks = (parse_int_in(need(v)?, kb, 0, u32::MAX as u64)? as u32, at),
             "bs" => {
                 let dirs = split_dirs(need(v)?)?;
                 for (d, p) in dirs.iter().enumerate() {
@@ -2278,6 +2302,35 @@ impl Parser<'_> {
             set.then(|| prefix.clone().unwrap_or_else(|| name.clone()))
         };
         let norandommap = st.norandommap || st.random_distribution != RandomDistribution::Random;
+        // O_SYNC and fsync are modelled as Linux runs them on a block device
+        // (block/fops.c). A regular file's are its file system's (a journal
+        // commit, its own flushes), and nvmesim has no file system.
+        let file = crate::workload::files::file_key(st.filename.as_deref(), st.directory.as_deref(), &name, 0);
+        if !crate::workload::files::is_block_device(&file) {
+            let set = [
+                ("sync", st.sync_io),
+                ("fsync", (st.fsync_blocks.0 > 0).then_some(st.fsync_blocks.1)),
+                (
+                    "fdatasync",
+                    (st.fdatasync_blocks.0 > 0).then_some(st.fdatasync_blocks.1),
+                ),
+            ];
+            if let Some((opt, at)) = set
+                .iter()
+                .filter_map(|(o, a)| a.map(|a| (*o, a)))
+                .min_by_key(|(_, a)| a.line)
+            {
+                return Err(self.err_at(
+                    at,
+                    Some(opt),
+                    format!(
+                        "job '{name}': {opt} on the regular file '{file}' is not supported by nvmesim: it models \
+                         O_SYNC and fsync on a block device, and a file system's own (journal commits, their \
+                         flushes) are not modelled; use filename=/dev/..."
+                    ),
+                ));
+            }
+        }
         Ok(JobSpec {
             name: name.clone(),
             line: sec.at.line,
@@ -2348,6 +2401,15 @@ impl Parser<'_> {
                 duration_s: st.ss_dur_ns / 1_000_000_000,
                 ramp_ns: st.ss_ramp_ns,
             }),
+            sync_io: st.sync_io.is_some(),
+            // read_iolog replays the log's own directions (fio's get_io_u
+            // takes them from the log and never schedules an fsync).
+            fsync_blocks: if st.read_iolog.is_some() { 0 } else { st.fsync_blocks.0 },
+            fdatasync_blocks: if st.read_iolog.is_some() {
+                0
+            } else {
+                st.fdatasync_blocks.0
+            },
             vm: None,
         })
     }
@@ -2859,5 +2921,50 @@ mod tests {
             out,
             "fio --size=1m --filename=/x --name=a --bs=4k --time_based --runtime=1 --bs=8k --filename=/y \n"
         );
+    }
+
+    #[test]
+    fn sync_fsync_and_fdatasync_as_fio_reads_them() {
+        let dev = "filename=/dev/nvme0n1\nrw=write";
+        for v in ["1", "sync", "dsync"] {
+            assert!(job(&format!("{dev}\nsync={v}")).sync_io, "sync={v}");
+        }
+        for v in ["0", "none"] {
+            assert!(!job(&format!("{dev}\nsync={v}")).sync_io, "sync={v}");
+        }
+        assert!(!job(dev).sync_io);
+        let j = job(&format!("{dev}\nfsync=4\nfdatasync=1k"));
+        assert_eq!((j.fsync_blocks, j.fdatasync_blocks), (4, 1024));
+        assert_eq!(job(&format!("{dev}\nfsync=0")).fsync_blocks, 0);
+        // What fio refuses ("failed parsing"), and what it takes silently
+        // but nvmesim refuses (a negative count: fio never syncs then; 4.5:
+        // fio reads 4).
+        for (bad, what) in [
+            ("sync=2", "valid: none"),
+            ("sync=yes", "valid: none"),
+            ("sync", "requires a value"),
+            ("fsync", "requires a value"),
+            ("fsync=-1", "negative"),
+            ("fdatasync=abc", "not a number"),
+            ("fsync=4.5", "suffix"),
+        ] {
+            let e = err(&format!("[j]\n{dev}\n{bad}\n"));
+            let opt = bad.split('=').next().unwrap();
+            assert_eq!((e.line, e.option.as_deref()), (4, Some(opt)), "{bad}: {e}");
+            assert!(e.message.contains(what), "{bad}: {e}");
+        }
+        // A regular file (or a clone's own file) has a file system's fsync:
+        // not modelled, and said so at the option's line.
+        for file in ["filename=/tmp/data", "directory=/tmp", ""] {
+            let e = err(&format!("[j]\nrw=write\n{file}\nfdatasync=8\n"));
+            assert_eq!((e.line, e.option.as_deref()), (4, Some("fdatasync")), "{file}: {e}");
+            assert!(e.message.contains("regular file"), "{e}");
+        }
+        let e = err("[global]\nsync=1\n[j]\nfilename=/data/f\nrw=write\n");
+        assert_eq!((e.line, e.option.as_deref()), (2, Some("sync")), "{e}");
+        assert!(job("directory=/dev\nfilename=nvme0n1\nsync=1").sync_io);
+        // fio replays a read_iolog's own directions and schedules no fsync.
+        let j = job(&format!("{dev}\nread_iolog=t.csv\nfsync=2\nsync=1"));
+        assert_eq!((j.fsync_blocks, j.sync_io), (0, true));
     }
 }

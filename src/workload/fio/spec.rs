@@ -199,6 +199,14 @@ pub struct JobSpec {
     /// `disk_util` array / "Disk stats") unless every job turns it off.
     pub disk_util: bool,
     pub steadystate: Option<SteadyStateSpec>,
+    /// `sync=1`/`sync`/`dsync`: the file is opened O_SYNC (O_DSYNC), so
+    /// every write is durable when it returns (fio filesetup.c adds the
+    /// flag on open; on a block device both flags take the same path).
+    pub sync_io: bool,
+    /// `fsync=N`: an fsync(2) after every N writes issued (0: never).
+    pub fsync_blocks: u32,
+    /// `fdatasync=N`: an fdatasync(2) after every N writes issued (0: never).
+    pub fdatasync_blocks: u32,
     /// The VM (index into the config's `[[vm]]`) whose guest runs this job;
     /// `None` for a job on the host. Set by `virt::attach_guest_jobs`.
     pub vm: Option<u32>,

@@ -34,3 +34,30 @@ for job in randread-libaio randrw-mixed randwrite-numjobs seq-stonewall-groups \
   fio --output-format=normal "$here/$job.fio" > "$here/$job.txt"
   echo "$job: $(wc -l < "$here/$job.txt") lines"
 done
+
+# fio's sync options (no fio-reference counterpart): fsync every 4 writes,
+# then fdatasync every 2. fio runs them on the data file; nvmesim models
+# them on a block device only, so the test points its run at /dev/nvme0n1.
+cat > "$here/sync-psync.fio" <<JOB
+; fsync=N and fdatasync=N with a synchronous engine: the normal output's
+; "fsync/fdatasync/sync_file_range" block, and fio 3.33 counting each
+; fdatasync as a short read in "issued rwts".
+[global]
+ioengine=psync
+direct=1
+filename=$file
+size=16M
+rw=write
+bs=4k
+time_based=1
+runtime=1
+
+[fsync4]
+fsync=4
+
+[fdatasync2]
+stonewall
+fdatasync=2
+JOB
+fio --output-format=normal "$here/sync-psync.fio" > "$here/sync-psync.txt"
+echo "sync-psync: $(wc -l < "$here/sync-psync.txt") lines"
