@@ -210,7 +210,7 @@ pub fn cmd_bench(a: BenchArgs) -> Result<(), String> {
     drop(m);
     // A 1.6 TB-class drive must be ready quickly: from the start of a fresh
     // process to its first I/O, as a user starting a run sees it.
-    for pre in ["steady-state", "sustained"] {
+    for pre in ["steady-state", "sustained", "sequential"] {
         let (first_io, build, cap, rss) = bench_start(&a.big_device, pre)?;
         outln!(
             "  {} ({:.2} TB), {pre} precondition: first I/O {:.2} s after process start (drive built in {:.2} s), \

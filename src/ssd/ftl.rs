@@ -25,9 +25,10 @@
 //! per physical slot) exist, both storing "index + 1" so that zero means
 //! unmapped / stale and fresh maps are lazily zeroed `calloc` memory. All
 //! other state is per block (or per plane, per die). Verify mode adds one u32
-//! per logical page and one per slot. After a steady-state precondition the
-//! maps are built piece by piece on first touch (`ftl/lazy.rs`): a run pays
-//! time and memory only for the parts it looks at, with the same results.
+//! per logical page and one per slot. After a precondition (steady state or
+//! sequential) the maps are built piece by piece on first touch
+//! (`ftl/lazy.rs`): a run pays time and memory only for the parts it looks
+//! at, with the same results.
 //!
 //! # Allocation
 //!
@@ -44,6 +45,7 @@
 mod lazy;
 mod maps;
 mod precondition;
+mod seq;
 
 use maps::huge_zeroed;
 pub use maps::use_huge_pages;
@@ -176,7 +178,7 @@ pub struct Ftl {
     padded_slots: u64,
     erases: u64,
     model: Option<SteadyStateModel>,
-    /// The parts of a steady-state precondition's maps not built yet (`lazy.rs`).
+    /// The parts of a precondition's maps not built yet (`lazy.rs`).
     lazy: Option<Box<lazy::Lazy>>,
 }
 
@@ -494,12 +496,12 @@ impl Ftl {
     }
 
     /// Verify mode: the version `lpn`'s flash page holds, None when unmapped.
-    /// An entry a lazy steady state has not built yet is where the
+    /// An entry a lazy precondition has not built yet is where the
     /// precondition put it, holding version 0 (what `stored` says of every
     /// slot the precondition filled), so nothing is built here.
     fn stored_version(&self, lpn: Lpn) -> Option<u32> {
-        if self.lazy.as_deref().is_some_and(|z| !z.l2p_page_written(lpn)) {
-            return Some(0);
+        if let Some(z) = self.lazy.as_deref().filter(|z| !z.l2p_page_written(lpn)) {
+            return z.placed(lpn).then_some(0);
         }
         match self.l2p[lpn as usize] {
             0 if self.lazy.as_deref().is_some_and(|z| !z.lpn_built(lpn)) => Some(0),
@@ -586,7 +588,7 @@ impl Ftl {
     /// Load the map entries `lpns` will touch before using them: the loads
     /// are independent, so their cache misses overlap instead of being
     /// paid one after another in the dependent update loop.
-    /// Also builds the entries a lazy steady state has not built yet.
+    /// Also builds the entries a lazy precondition has not built yet.
     #[inline]
     fn warm(&mut self, lpns: &[Lpn]) {
         for &lpn in lpns {
@@ -621,7 +623,7 @@ impl Ftl {
     fn invalidate(&mut self, ppn: Ppn) {
         let b = ppn / self.slots_per_block;
         // A block whose p2l is not built yet will not hold the moved lpn there when it is.
-        if self.p2l_built(b) {
+        if self.p2l_slot_built(ppn) {
             self.p2l[ppn as usize] = 0;
         }
         let v = self.valid[b as usize];
@@ -860,7 +862,7 @@ impl Ftl {
     /// block valid counts match the maps and sum to the mapped lpns, free
     /// blocks hold nothing, bucket lists and free counts agree with block
     /// states. For tests (here and in the device model). Builds what a lazy
-    /// steady state has not built yet.
+    /// precondition has not built yet.
     pub fn check_invariants(&mut self) -> Result<(), String> {
         self.materialize_all();
         let mut mapped = 0u64;

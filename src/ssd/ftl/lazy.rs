@@ -1,11 +1,15 @@
-//! The steady-state precondition, built lazily: the maps of a 1.6 TB drive
-//! are 3.7 GB and filling them takes seconds, while a short run looks at a
-//! small part of them.
+//! The preconditions, built lazily: the maps of a 1.6 TB drive are 3.7 GB
+//! and filling them takes seconds, while a short run looks at a small part
+//! of them. Two layouts (`Layout`) share the machinery below: the
+//! steady state of random overwrites, which needs a plan of its fill, and
+//! the sequential fill (whole drive or working set), a closed form
+//! (`seq.rs`) whose parts are blocks.
 //!
-//! The eager fill (`Ftl::precondition_steady_state_eager`) is one walk over
-//! the data blocks in a fixed order (`Walk`), each *visit* sampling which
-//! slots of one slot range of one block hold valid data, from one random
-//! stream, and giving them the next lpns of one sequence (`LpnSequence`).
+//! The eager steady-state fill (`Ftl::precondition_steady_state_eager`) is
+//! one walk over the data blocks in a fixed order (`Walk`), each *visit*
+//! sampling which slots of one slot range of one block hold valid data,
+//! from one random stream, and giving them the next lpns of one sequence
+//! (`LpnSequence`).
 //! `Plan::make` runs that walk once without touching the maps: the same
 //! draws, but it keeps only one bit per slot (kept or not) and, per visit,
 //! the lpns handed out before it. The lpn sequence can be entered at any
@@ -31,10 +35,13 @@
 //! Until an entry is built nothing reads or writes it, so building it later
 //! gives what the eager fill gave. A piece never touched costs nothing: the
 //! maps are lazily zeroed memory. Once every block is built the drive's lazy
-//! state is dropped.
+//! state is dropped. (The sequential fill leaves each die's last stripe
+//! open: host writes fill the rest of those blocks before they are built,
+//! so `p2l` of a slot the fill left empty is always live.)
 
 use super::precondition::{LpnSequence, Walk, WyRand, WALK_SLOTS};
-use super::{BlockId, Ftl, Lpn, NIL};
+use super::seq::SeqLayout;
+use super::{BlockId, Ftl, Lpn, Ppn, NIL};
 use std::sync::Arc;
 
 /// `l2p` entries per 4 KiB memory page (the x86-64 and usual Linux page size).
@@ -203,11 +210,61 @@ fn kept_or_make<K: PartialEq + Copy, V>(
     v
 }
 
-/// One drive's lazily built steady state: the shared plan and what of it
-/// this drive has built.
+/// What a lazily built precondition placed where: the two questions the
+/// lazy build asks (which slot an lpn is in; which lpns a block's slots
+/// hold), answered without the maps. A *part* is the unit whose lpns are
+/// tracked together (`Lazy::touched`): a visit of the steady-state walk, a
+/// block of the sequential fill.
+pub(super) enum Layout {
+    /// The steady state of random overwrites: the fill's walk, replayed.
+    Steady(Arc<Plan>),
+    /// Lpns `0..n` written in order (a closed form).
+    Sequential(SeqLayout),
+}
+
+impl Layout {
+    fn parts(&self) -> usize {
+        match self {
+            Layout::Steady(z) => z.visits(),
+            Layout::Sequential(s) => s.blocks(),
+        }
+    }
+
+    /// The part that placed `lpn`, None if the precondition left it unmapped.
+    #[inline]
+    fn part_of(&self, lpn: Lpn) -> Option<usize> {
+        match self {
+            Layout::Steady(z) => Some(z.visit_of(lpn)),
+            Layout::Sequential(s) => (lpn < s.n).then(|| s.block_of(lpn) as usize),
+        }
+    }
+
+    #[inline]
+    fn block_of_part(&self, v: usize) -> BlockId {
+        match self {
+            Layout::Steady(z) => z.blk[v],
+            Layout::Sequential(_) => v as BlockId,
+        }
+    }
+
+    /// The slot part `v` gave `lpn`.
+    fn ppn_of(&self, lpn: Lpn, v: usize) -> usize {
+        match self {
+            Layout::Steady(z) => {
+                let (first, end) = z.range(v);
+                let k = LpnSequence::position_of(z.logical_pages, lpn) - z.pos[v];
+                select_bit(&z.kept, first as usize, end as usize, k)
+            }
+            Layout::Sequential(s) => s.ppn_of(lpn) as usize,
+        }
+    }
+}
+
+/// One drive's lazily built precondition: its layout (for the steady
+/// state, the shared plan) and what of it this drive has built.
 pub(super) struct Lazy {
-    plan: Arc<Plan>,
-    /// Visits with an `l2p` entry built alone (bit set).
+    layout: Layout,
+    /// Parts with an `l2p` entry built alone (bit set).
     touched: Vec<u64>,
     /// Lpns whose `l2p` entry was built alone (bit set); lazily zeroed.
     lpn_built: Vec<u64>,
@@ -230,19 +287,43 @@ fn set_bit(bits: &mut [u64], i: usize) {
     bits[i / 64] |= 1 << (i % 64);
 }
 
+/// Build the entries of slot `ppn`, which the precondition gave `lpn`, in
+/// a block not built yet; `touched`: whether an lpn of the part was built
+/// alone. An lpn built alone may have moved since: it keeps its entry, and
+/// gets this slot only if still mapped there.
+#[inline]
+fn build_slot(touched: bool, built: &[u64], pages: &mut [u64], l2p: &mut [u32], p2l: &mut [u32], ppn: usize, lpn: Lpn) {
+    if !touched || !bit(built, lpn as usize) {
+        l2p[lpn as usize] = ppn as u32 + 1;
+        set_bit(pages, (lpn >> L2P_PAGE_SHIFT) as usize);
+        p2l[ppn] = lpn + 1;
+    } else if l2p[lpn as usize] == ppn as u32 + 1 {
+        p2l[ppn] = lpn + 1;
+    }
+}
+
 impl Lazy {
     /// Nothing built yet of the steady state `key` gives, with the blocks'
     /// valid counts `valid`.
     pub(super) fn new(key: PlanKey, valid: &[u32]) -> Lazy {
-        let plan = Plan::get(key, valid);
+        Lazy::of(Layout::Steady(Plan::get(key, valid)), key.logical_pages, valid)
+    }
+
+    /// Nothing built yet of the sequential fill `s` of a drive of
+    /// `logical_pages`, with the blocks' valid counts `valid`.
+    pub(super) fn sequential(s: SeqLayout, logical_pages: u32, valid: &[u32]) -> Lazy {
+        Lazy::of(Layout::Sequential(s), logical_pages, valid)
+    }
+
+    fn of(layout: Layout, logical_pages: u32, valid: &[u32]) -> Lazy {
         let ready: Vec<bool> = valid.iter().map(|&v| v == 0).collect();
         Lazy {
-            touched: vec![0; plan.visits().div_ceil(64)],
-            lpn_built: vec![0; (key.logical_pages as usize).div_ceil(64)],
-            l2p_pages: vec![0; (key.logical_pages as usize >> L2P_PAGE_SHIFT).div_ceil(64) + 1],
+            touched: vec![0; layout.parts().div_ceil(64)],
+            lpn_built: vec![0; (logical_pages as usize).div_ceil(64)],
+            l2p_pages: vec![0; (logical_pages as usize >> L2P_PAGE_SHIFT).div_ceil(64) + 1],
             blocks_left: ready.iter().filter(|&&r| !r).count(),
             ready,
-            plan,
+            layout,
         }
     }
 
@@ -256,30 +337,58 @@ impl Lazy {
         self.ready[block as usize]
     }
 
+    /// Whether `p2l[ppn]` holds its true state: its block is built, or the
+    /// precondition left the slot empty (a write into the rest of an open
+    /// block it left behind).
+    #[inline]
+    pub(super) fn slot_built(&self, ppn: Ppn) -> bool {
+        self.ready[(ppn / self.slots_per_block()) as usize]
+            || match &self.layout {
+                // Every block the steady state fills is closed: nothing is
+                // written into it before GC builds and erases it.
+                Layout::Steady(_) => false,
+                // Each die's last stripe is left open, partly filled.
+                Layout::Sequential(s) => !s.fills(ppn),
+            }
+    }
+
+    fn slots_per_block(&self) -> u32 {
+        match &self.layout {
+            Layout::Steady(z) => z.spb,
+            Layout::Sequential(s) => s.spb(),
+        }
+    }
+
     /// Whether the `l2p` page holding `lpn`'s entry was ever written.
     #[inline]
     pub(super) fn l2p_page_written(&self, lpn: Lpn) -> bool {
         bit(&self.l2p_pages, (lpn >> L2P_PAGE_SHIFT) as usize)
     }
 
-    /// Whether the `l2p` entry of `lpn` is built.
+    /// Whether the precondition mapped `lpn`.
+    pub(super) fn placed(&self, lpn: Lpn) -> bool {
+        self.layout.part_of(lpn).is_some()
+    }
+
+    /// Whether the `l2p` entry of `lpn` is built (an lpn the precondition
+    /// left unmapped has nothing to build).
     pub(super) fn lpn_built(&self, lpn: Lpn) -> bool {
-        bit(&self.lpn_built, lpn as usize) || self.ready[self.plan.blk[self.plan.visit_of(lpn)] as usize]
+        bit(&self.lpn_built, lpn as usize)
+            || self
+                .layout
+                .part_of(lpn)
+                .is_none_or(|v| self.ready[self.layout.block_of_part(v) as usize])
     }
 
     /// Build the `l2p` entry of `lpn` if not yet built.
     pub(super) fn build_lpn(&mut self, lpn: Lpn, l2p: &mut [u32]) {
         // (Built or not, the caller reads the entry next.)
         set_bit(&mut self.l2p_pages, (lpn >> L2P_PAGE_SHIFT) as usize);
-        let z = &*self.plan;
-        let v = z.visit_of(lpn);
-        if bit(&self.lpn_built, lpn as usize) || self.ready[z.blk[v] as usize] {
+        let Some(v) = self.layout.part_of(lpn) else { return };
+        if bit(&self.lpn_built, lpn as usize) || self.ready[self.layout.block_of_part(v) as usize] {
             return;
         }
-        let (first, end) = z.range(v);
-        let k = LpnSequence::position_of(z.logical_pages, lpn) - z.pos[v];
-        let ppn = select_bit(&z.kept, first as usize, end as usize, k);
-        l2p[lpn as usize] = ppn as u32 + 1;
+        l2p[lpn as usize] = self.layout.ppn_of(lpn, v) as u32 + 1;
         set_bit(&mut self.lpn_built, lpn as usize);
         set_bit(&mut self.touched, v);
     }
@@ -289,11 +398,20 @@ impl Lazy {
         if self.ready[block as usize] {
             return;
         }
-        let rounds = self.plan.by_block.len() / self.plan.nblocks;
-        for r in 0..rounds {
-            let v = self.plan.by_block[r * self.plan.nblocks + block as usize];
-            if v != NIL {
-                self.build_visit(v as usize, l2p, p2l);
+        match &self.layout {
+            Layout::Steady(z) => {
+                let z = z.clone();
+                for r in 0..z.by_block.len() / z.nblocks {
+                    let v = z.by_block[r * z.nblocks + block as usize];
+                    if v != NIL {
+                        self.build_visit(v as usize, l2p, p2l);
+                    }
+                }
+            }
+            Layout::Sequential(s) => {
+                let touched = bit(&self.touched, block as usize);
+                let (built, pages) = (&self.lpn_built, &mut self.l2p_pages);
+                s.for_each_in_block(block, |ppn, lpn| build_slot(touched, built, pages, l2p, p2l, ppn, lpn));
             }
         }
         self.ready[block as usize] = true;
@@ -302,9 +420,24 @@ impl Lazy {
 
     /// Build everything not yet built, in the eager fill's order.
     pub(super) fn build_all(&mut self, l2p: &mut [u32], p2l: &mut [u32]) {
-        for v in 0..self.plan.visits() {
-            if !self.ready[self.plan.blk[v] as usize] {
-                self.build_visit(v, l2p, p2l);
+        match &self.layout {
+            Layout::Steady(z) => {
+                let z = z.clone();
+                for v in 0..z.visits() {
+                    if !self.ready[z.blk[v] as usize] {
+                        self.build_visit(v, l2p, p2l);
+                    }
+                }
+            }
+            Layout::Sequential(s) => {
+                let (ready, touched) = (&self.ready, &self.touched);
+                let (built, pages) = (&self.lpn_built, &mut self.l2p_pages);
+                s.for_each_in_lpn_order(|blk, ppn, lpn| {
+                    if !ready[blk as usize] {
+                        let t = bit(touched, blk as usize);
+                        build_slot(t, built, pages, l2p, p2l, ppn, lpn);
+                    }
+                });
             }
         }
         self.ready.fill(true);
@@ -314,7 +447,9 @@ impl Lazy {
     /// Build visit `v`'s slots of `p2l` (its block is not ready) and the
     /// `l2p` entries of its lpns not built yet.
     fn build_visit(&mut self, v: usize, l2p: &mut [u32], p2l: &mut [u32]) {
-        let z = &*self.plan;
+        let Layout::Steady(z) = &self.layout else {
+            unreachable!("a visit of the steady-state walk")
+        };
         let touched = bit(&self.touched, v);
         let (p, end) = (z.pos[v], z.pos[v + 1]);
         if p == end {
@@ -335,23 +470,14 @@ impl Lazy {
         let mut seq = LpnSequence::at(z.logical_pages, p);
         let (built, pages) = (&self.lpn_built, &mut self.l2p_pages);
         for_each_bit(&z.kept, first as usize, last as usize, |ppn| {
-            let lpn = seq.peek();
-            // An lpn built alone may have moved since: it keeps its entry,
-            // and gets this slot only if still mapped there.
-            if !touched || !bit(built, lpn as usize) {
-                l2p[lpn as usize] = ppn as u32 + 1;
-                set_bit(pages, (lpn >> L2P_PAGE_SHIFT) as usize);
-                p2l[ppn] = lpn + 1;
-            } else if l2p[lpn as usize] == ppn as u32 + 1 {
-                p2l[ppn] = lpn + 1;
-            }
+            build_slot(touched, built, pages, l2p, p2l, ppn, seq.peek());
             seq.advance(1);
         });
     }
 }
 
 impl Ftl {
-    /// Build the `l2p` entry of `lpn` if the lazy steady state has not yet.
+    /// Build the `l2p` entry of `lpn` if the lazy precondition has not yet.
     #[cold]
     #[inline(never)]
     pub(super) fn build_lpn(&mut self, lpn: Lpn) {
@@ -361,7 +487,7 @@ impl Ftl {
         }
     }
 
-    /// Build `p2l` of `block` if the lazy steady state has not yet.
+    /// Build `p2l` of `block` if the lazy precondition has not yet.
     #[inline]
     pub(super) fn build_block(&mut self, block: BlockId) {
         if let Some(z) = self.lazy.as_deref_mut() {
@@ -373,10 +499,17 @@ impl Ftl {
     }
 
     /// Whether `p2l` of `block` holds its true state (always, unless a lazy
-    /// steady state has not built it yet).
+    /// precondition has not built it yet).
     #[inline]
     pub(super) fn p2l_built(&self, block: BlockId) -> bool {
         self.lazy.as_deref().is_none_or(|z| z.ready(block))
+    }
+
+    /// Whether `p2l[ppn]` holds its true state: [`Ftl::p2l_built`] of its
+    /// block, or a slot the lazy precondition left empty.
+    #[inline]
+    pub(super) fn p2l_slot_built(&self, ppn: Ppn) -> bool {
+        self.lazy.as_deref().is_none_or(|z| z.slot_built(ppn))
     }
 
     pub(super) fn drop_lazy_if_done(&mut self) {

@@ -8,7 +8,8 @@ static HUGE_PAGES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool
 /// spent faulting in maps and speeds every lookup. Single runs leave it off:
 /// right after a big build, a machine was seen to take 8 s instead of 3.4 s
 /// to hand a 1.6 TB drive's 3.5 GB of maps out in huge pages. Lazily built
-/// maps never do: scattered first touches would each take 2 MiB (README).
+/// maps (every precondition but none) never do: scattered first touches
+/// would each take 2 MiB (README).
 pub fn use_huge_pages(on: bool) {
     HUGE_PAGES.store(on, std::sync::atomic::Ordering::Relaxed);
 }

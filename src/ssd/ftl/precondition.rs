@@ -1,7 +1,7 @@
 //! Preconditioning: put the FTL directly into the state a real drive reaches
-//! after a sequential fill or after long uniform random overwrites, in one
-//! sequential pass over the maps (or lazily, see below), instead of
-//! simulating the writes.
+//! after long uniform random overwrites (or after a sequential fill:
+//! `seq.rs`), in one sequential pass over the maps (or lazily, see below),
+//! instead of simulating the writes.
 //!
 //! The random-overwrite steady state follows the analytic FIFO (LRW) model
 //! of X.-Y. Hu, E. Eleftheriou, R. Haas, I. Iliadis, R. Pletka, "Write
@@ -20,7 +20,7 @@
 //! a piece of it is replayed alone); `precondition_steady_state_eager` is the
 //! one-pass reference.
 
-use super::{BlockId, BlockState, Cursor, Ftl, USER};
+use super::{BlockId, Ftl};
 use crate::sim::Rng;
 
 /// The analytic steady state a `precondition_steady_state` call set up.
@@ -289,76 +289,6 @@ pub(super) fn fill_valid_slots(
 }
 
 impl Ftl {
-    /// A sequential fill of lpns `0..fraction * L` in order, in program units
-    /// striped channel first, then die (die numbers are channel-first), then
-    /// plane: every used block fully valid, each die's last stripe left open
-    /// as its user stripe. Resets all state and counters first.
-    pub fn precondition_sequential(&mut self, fraction: f64) {
-        self.reset(true);
-        let n = (fraction.clamp(0.0, 1.0) * self.logical_pages as f64).round() as u64;
-        let unit = self.slots_per_die_program() as u64;
-        let units = n.div_ceil(unit);
-        let units_per_stripe = (self.ppb / self.pages_per_program) as u64;
-        let dies = self.dies as u64;
-        let stripes_needed = units.div_ceil(dies).div_ceil(units_per_stripe);
-        assert!(
-            stripes_needed <= self.bpp as u64,
-            "a sequential fill of {n} lpns does not fit the dies"
-        );
-        let (spb, spp, np) = (self.slots_per_block, self.spp, self.planes);
-        let mut lpn: u32 = 0;
-        let (l2p, p2l, valid) = (&mut self.l2p[..], &mut self.p2l[..], &mut self.valid[..]);
-        'fill: for k in 0..units {
-            let die = (k % dies) as u32;
-            let j = k / dies;
-            // Stripe s of a die uses block s of every plane (the free rings start in order).
-            let stripe = (j / units_per_stripe) as u32;
-            let page_base = (j % units_per_stripe) as u32 * self.pages_per_program;
-            for pu in 0..self.pages_per_program {
-                for plane in 0..np {
-                    let blk = (die * np + plane) * self.bpp + stripe;
-                    let first = blk * spb + (page_base + pu) * spp;
-                    for slot in 0..spp {
-                        if lpn as u64 == n {
-                            break 'fill;
-                        }
-                        l2p[lpn as usize] = first + slot + 1;
-                        p2l[(first + slot) as usize] = lpn + 1;
-                        valid[blk as usize] += 1;
-                        lpn += 1;
-                    }
-                }
-            }
-        }
-        for die in 0..self.dies {
-            let die_units = (units + dies - 1 - die as u64) / dies;
-            let full = (die_units / units_per_stripe) as u32;
-            let partial = (die_units % units_per_stripe) as u32;
-            for stripe in 0..full + (partial > 0) as u32 {
-                for plane in 0..np {
-                    let gp = die * np + plane;
-                    let blk = gp * self.bpp + stripe;
-                    self.free_head[gp as usize] += 1;
-                    self.free_len[gp as usize] -= 1;
-                    self.die_free[die as usize] -= 1;
-                    if stripe < full {
-                        self.close_block(blk);
-                    } else {
-                        self.state[blk as usize] = BlockState::OpenUser;
-                        self.stream_blocks[(die as usize * 2 + USER) * np as usize + plane as usize] = blk;
-                    }
-                }
-            }
-            if partial > 0 {
-                self.cursors[die as usize * 2 + USER] = Cursor {
-                    open: true,
-                    page_base: partial * self.pages_per_program,
-                    ..Cursor::default()
-                };
-            }
-        }
-    }
-
     /// The state after long uniform random overwrites of the whole logical
     /// space with GC (see the module documentation for the model), with
     /// `reserve_free_blocks` free blocks per die (rounded up to a multiple of

@@ -386,10 +386,17 @@ fn precondition_a_1600_gb_drive() {
     let t = std::time::Instant::now();
     ftl.precondition_sequential(1.0);
     let seq = t.elapsed();
+    let p = ftl.lookup(l - 1).unwrap();
+    ftl.build_block(ftl.block_of(p));
+    assert_eq!(ftl.p2l[p as usize], l);
+    let t = std::time::Instant::now();
+    ftl.precondition_sequential_eager(1.0);
+    let seq_eager = t.elapsed();
     assert_eq!(ftl.lookup(l - 1).map(|p| ftl.p2l[p as usize]), Some(l));
     println!(
         "1.6 TB ({} lpns, {} slots): steady state {:.2} s lazily (u* {:.3}, WA {:.2}), \
-         100k lookups building their pieces {:.2} s, the rest built {:.2} s, sequential {:.2} s",
+         100k lookups building their pieces {:.2} s, the rest built {:.2} s, sequential {:.2} s \
+         lazily ({:.2} s filled at once)",
         l,
         g.total_slots(),
         steady.as_secs_f64(),
@@ -397,7 +404,8 @@ fn precondition_a_1600_gb_drive() {
         m.write_amplification,
         touched.as_secs_f64(),
         rest.as_secs_f64(),
-        seq.as_secs_f64()
+        seq.as_secs_f64(),
+        seq_eager.as_secs_f64()
     );
     println!(
         "{host} host + {gc} GC slots ({cycles} GC cycles, WA {:.2}) in {:.2} s: {:.1} M slot writes/s",
@@ -494,5 +502,139 @@ fn lazy_steady_state_equals_eager() {
         lazy.materialize_all();
         eager.same_state_as(&lazy).unwrap();
         lazy.check_invariants().unwrap();
+    }
+}
+
+/// The lazily built sequential fill (whole drive and a working set) answers
+/// every operation as the eagerly built one does, and once built whole is
+/// the same state.
+#[test]
+fn lazy_sequential_equals_eager() {
+    // (geometry, pages per program, logical pages, fraction, seed): one and
+    // several pages per program, two planes, partial program units and
+    // stripes, a working set that ends inside a unit.
+    let big_tlc = FlashGeometry {
+        blocks_per_plane: 60,
+        ..tlc_geom()
+    };
+    for (g, ppp, l, fraction, seed) in [
+        (gc_geom(), 1, 100_003, 1.0, 3),
+        (gc_geom(), 1, 100_003, 0.37, 4),
+        (big_tlc.clone(), 3, 700_001, 1.0, 9),
+        (big_tlc.clone(), 3, 700_001, 0.37, 10),
+        (small_geom(), 2, 301, 1.0, 1),
+        (small_geom(), 2, 301, 0.37, 2),
+    ] {
+        let mut eager = Ftl::new(g.clone(), l, ppp, true);
+        eager.precondition_sequential_eager(fraction);
+        eager.check_invariants().unwrap();
+        let mut lazy = Ftl::new(g.clone(), l, ppp, true);
+        lazy.precondition_sequential(fraction);
+        assert!(lazy.is_lazy());
+        assert!(lazy.l2p.iter().chain(&lazy.p2l).all(|&x| x == 0), "maps built up front");
+        let n = (0..l).filter(|&x| eager.l2p[x as usize] != 0).count() as u32;
+        assert_eq!(n, (fraction * l as f64).round() as u32);
+
+        // Built whole without any operation: the eager maps.
+        let mut whole = Ftl::new(g.clone(), l, ppp, true);
+        whole.precondition_sequential(fraction);
+        whole.materialize_all();
+        assert!(!whole.is_lazy());
+        eager.same_state_as(&whole).unwrap();
+
+        // A lookup builds its own entry only (an lpn past the fill, nothing).
+        let mut rng = Rng::new(seed, "lazy-seq-test", 0);
+        let mut looked = std::collections::HashSet::new();
+        for _ in 0..(l / 200).max(3) {
+            let x = rng.below(l as u64) as Lpn;
+            assert_eq!(lazy.lookup(x), eager.lookup(x), "lpn {x}");
+            assert_eq!(lazy.version_stored(x), eager.version_stored(x), "lpn {x}");
+            lazy.check_read(x).unwrap();
+            if x < n {
+                looked.insert(x);
+            }
+        }
+        let built = lazy.l2p.iter().filter(|&&x| x != 0).count();
+        assert_eq!(built, looked.len(), "l2p entries built by {} lookups", looked.len());
+        assert!(lazy.p2l.iter().all(|&x| x == 0), "lookups built p2l");
+
+        // The same overwrites (into the open stripes the fill left first),
+        // GC, trims and verified reads on both: same answers.
+        let threshold = 6;
+        for phase in 0..2 {
+            // Through the free space until GC starts, then on a little.
+            let free = g.total_slots() - n as u64;
+            let writes = [free, l as u64 / 32][phase as usize];
+            let a = random_overwrites(
+                &mut eager,
+                &mut Rng::new(seed, "lazy-w", phase),
+                writes,
+                threshold,
+                true,
+            );
+            let b = random_overwrites(&mut lazy, &mut Rng::new(seed, "lazy-w", phase), writes, threshold, true);
+            assert_eq!(a, b, "phase {phase}");
+            let mut rng = Rng::new(seed, "lazy-t", phase);
+            for _ in 0..(l / 100).max(2) {
+                let x = rng.below(l as u64) as Lpn;
+                eager.trim(x);
+                lazy.trim(x);
+                let y = rng.below(l as u64) as Lpn;
+                assert_eq!(lazy.lookup(y), eager.lookup(y), "lpn {y}");
+                assert_eq!(lazy.check_read(y), eager.check_read(y), "lpn {y}");
+                assert_eq!(lazy.version_stored(y), eager.version_stored(y), "lpn {y}");
+            }
+        }
+        assert!(eager.erases() > 0, "no GC ran");
+        assert!(
+            lazy.is_lazy(),
+            "everything built: the test no longer checks a partly built drive"
+        );
+        lazy.materialize_all();
+        eager.same_state_as(&lazy).unwrap();
+        lazy.check_invariants().unwrap();
+    }
+}
+
+/// The closed form of the sequential fill: every lpn's slot, every block's
+/// lpns and valid count are what the eager fill wrote.
+#[test]
+fn sequential_layout_inverts() {
+    for (g, ppp, l, fraction) in [
+        (tlc_geom(), 3, 250_001, 0.37),
+        (small_geom(), 2, 301, 1.0),
+        (gc_geom(), 2, 100_003, 0.5),
+    ] {
+        let mut eager = Ftl::new(g.clone(), l, ppp, false);
+        eager.precondition_sequential_eager(fraction);
+        let s = eager.sequential_layout(fraction);
+        for lpn in 0..s.n {
+            let p = s.ppn_of(lpn);
+            assert_eq!(eager.l2p[lpn as usize], p + 1, "lpn {lpn}");
+            assert_eq!(s.block_of(lpn), eager.block_of(p));
+        }
+        for b in 0..eager.total_blocks {
+            let mut got = Vec::new();
+            s.for_each_in_block(b, |ppn, lpn| got.push((ppn, lpn)));
+            let spb = eager.slots_per_block as usize;
+            let want: Vec<(usize, Lpn)> = (b as usize * spb..(b as usize + 1) * spb)
+                .filter(|&p| eager.p2l[p] != 0)
+                .map(|p| (p, eager.p2l[p] - 1))
+                .collect();
+            assert_eq!(got, want, "block {b}");
+            assert_eq!(s.valid_of(b), eager.valid[b as usize], "block {b}");
+            for p in b as usize * spb..(b as usize + 1) * spb {
+                assert_eq!(s.fills(p as Ppn), eager.p2l[p] != 0, "slot {p}");
+            }
+        }
+        let mut order = Vec::new();
+        s.for_each_in_lpn_order(|blk, ppn, lpn| order.push((blk, ppn, lpn)));
+        assert_eq!(order.len() as u32, s.n);
+        for (i, &(blk, ppn, lpn)) in order.iter().enumerate() {
+            assert_eq!(
+                (lpn, ppn as u32 + 1, blk),
+                (i as u32, eager.l2p[i], ppn as u32 / eager.slots_per_block)
+            );
+        }
     }
 }
