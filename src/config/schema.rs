@@ -890,6 +890,9 @@ pub struct DatasheetFigures {
     /// 4 KiB *sequential* read latency at QD1, for sheets that state that instead.
     #[serde(default)]
     pub seq_read_latency_4k_qd1_ns: Option<f64>,
+    /// 4 KiB *sequential* write latency at QD1, for sheets that state it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_write_latency_4k_qd1_ns: Option<f64>,
 }
 
 /// `[host.virt]`: CPU work of the virtio-blk path under KVM and QEMU, in

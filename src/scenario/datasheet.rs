@@ -70,6 +70,14 @@ const WORKLOADS: &[Workload] = &[
         metric: "seq_read_lat_mean",
         unit: "us",
     },
+    Workload {
+        name: "4 KiB sequential write latency, QD1",
+        file: "seqwrite-4k-qd1.fio",
+        job: include_str!("datasheet/seqwrite-4k-qd1.fio"),
+        pre: Precondition::Sequential,
+        metric: "seq_write_lat_mean",
+        unit: "us",
+    },
 ];
 
 fn sum_dir(v: &Value, dir: &str, key: &str) -> f64 {
@@ -87,6 +95,7 @@ fn measure(v: &Value, metric: &str) -> f64 {
         "read_bw" => sum_dir(v, "read", "bw_bytes") / 1e6,
         "write_bw" => sum_dir(v, "write", "bw_bytes") / 1e6,
         "read_lat_mean" | "seq_read_lat_mean" => v["jobs"][0]["read"]["lat_ns"]["mean"].as_f64().unwrap_or(0.0) / 1e3,
+        "seq_write_lat_mean" => v["jobs"][0]["write"]["lat_ns"]["mean"].as_f64().unwrap_or(0.0) / 1e3,
         _ => f64::NAN,
     }
 }
@@ -166,7 +175,9 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
             "| workload | simulated | datasheet | error | dies busy | channels busy | PCIe busy | busiest CPU |\n|---|---:|---:|---:|---:|---:|---:|---:|"
         );
         for w in WORKLOADS {
-            if w.metric == "seq_read_lat_mean" && ds.seq_read_latency_4k_qd1_ns.is_none() {
+            if (w.metric == "seq_read_lat_mean" && ds.seq_read_latency_4k_qd1_ns.is_none())
+                || (w.metric == "seq_write_lat_mean" && ds.seq_write_latency_4k_qd1_ns.is_none())
+            {
                 continue;
             }
             let job = if quick {
@@ -192,6 +203,7 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
                 "read_bw" => ds.seq_read_128k_bytes_per_s / 1e6,
                 "write_bw" => ds.seq_write_128k_bytes_per_s / 1e6,
                 "seq_read_lat_mean" => ds.seq_read_latency_4k_qd1_ns.unwrap_or(f64::NAN) / 1e3,
+                "seq_write_lat_mean" => ds.seq_write_latency_4k_qd1_ns.unwrap_or(f64::NAN) / 1e3,
                 _ => ds.read_latency_4k_qd1_ns / 1e3,
             };
             if !sheet.is_finite() {
