@@ -83,7 +83,8 @@
 //! `bssplit` entry with an explicit `/0` is rejected (fio reads it as "no
 //! percentage given"); `time_based` without a `runtime` is rejected (fio warns
 //! and drops `time_based`); time suffixes fio silently reads as microseconds
-//! (`10sec`, `5min`) are rejected; section names that start with `global` but
+//! (`10sec`, `5min`) are rejected, and so are fractional times (`runtime=1.5`,
+//! `ramp_time=0.2`: fio keeps the integer part, 1 s and 0 s); section names that start with `global` but
 //! are not exactly `global` are rejected (fio would treat them as `[global]`);
 //! `verify=none` is rejected like fio rejects it (use `verify=0`); a
 //! negative `fsync`/`fdatasync` is rejected (fio reads it as a huge count
@@ -1036,6 +1037,15 @@ fn parse_time_ns(s: &str, default_seconds: bool) -> Result<u64, String> {
         "m" => 60_000_000,
         "h" => 3_600_000_000,
         "d" => 86_400_000_000,
+        other if other.starts_with('.') => {
+            // fio 3.33 (parse.c str_to_decimal, get_mult_time) reads the
+            // integer part and drops everything from the '.', suffix included.
+            return Err(format!(
+                "'{s}': fractional times are not supported; fio 3.33 would silently read it as {n} \
+                 {} (it stops at the '.'): write it with a smaller unit, e.g. 200ms for 0.2 s",
+                if default_seconds { "s" } else { "us" }
+            ));
+        }
         other => {
             return Err(format!(
                 "unknown time suffix '{other}' in '{s}' (valid: us, usec, ms, msec, s, m, h, d; \
@@ -2509,6 +2519,14 @@ mod tests {
             let e = err(&format!("[j]\n{bad}\n"));
             assert_eq!(e.line, 2, "{bad}");
         }
+        // fio keeps the integer part of a fractional time: say so.
+        let e = err("[j]\nramp_time=0.2\n");
+        assert_eq!((e.line, e.option.as_deref()), (2, Some("ramp_time")));
+        assert!(
+            e.message.contains("read it as 0 s") && e.message.contains("200ms"),
+            "{e}"
+        );
+        assert!(err("[j]\nthinktime=1.5ms\n").message.contains("as 1 us"));
     }
 
     #[test]
