@@ -287,6 +287,10 @@ impl Host {
     pub fn write_cache(&self) -> bool {
         self.vwc
     }
+    /// Idle cores pay C-state exit latencies (`[host.cpuidle]` has states).
+    pub fn cpuidle_enabled(&self) -> bool {
+        self.cpuidle.enabled()
+    }
     /// I/Os reaped by their threads so far.
     pub fn ios_completed(&self) -> u64 {
         self.ios_completed

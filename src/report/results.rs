@@ -382,7 +382,7 @@ fn extras(m: &Machine, end: Ns) -> Value {
         "hw_queues": m.host().map().nr_hw_queues,
         "cpu_util_pct": cpus,
     });
-    if !m.cfg.host.cpuidle.exit_latency_ns.is_empty() {
+    if m.host().cpuidle_enabled() {
         // Wake-ups of idle cores that paid a C-state exit, and what they paid.
         let (n, ns) = m
             .host()

@@ -471,37 +471,8 @@ fn lazy_steady_state_equals_eager() {
 
         // The same overwrites, GC, trims and verified reads on both: same answers.
         // Free blocks at the reserve: GC runs from the first stripe opened.
-        let threshold = me.free_blocks_per_die;
-        for phase in 0..2 {
-            let writes = l as u64 / 20;
-            let a = random_overwrites(
-                &mut eager,
-                &mut Rng::new(seed, "lazy-w", phase),
-                writes,
-                threshold,
-                true,
-            );
-            let b = random_overwrites(&mut lazy, &mut Rng::new(seed, "lazy-w", phase), writes, threshold, true);
-            assert_eq!(a, b, "phase {phase}");
-            let mut rng = Rng::new(seed, "lazy-t", phase);
-            for _ in 0..(l / 100).max(2) {
-                let x = rng.below(l as u64) as Lpn;
-                eager.trim(x);
-                lazy.trim(x);
-                let y = rng.below(l as u64) as Lpn;
-                assert_eq!(lazy.lookup(y), eager.lookup(y), "lpn {y}");
-                assert_eq!(lazy.check_read(y), eager.check_read(y), "lpn {y}");
-                assert_eq!(lazy.version_stored(y), eager.version_stored(y), "lpn {y}");
-            }
-        }
-        assert!(eager.erases() > 0, "no GC ran");
-        assert!(
-            lazy.is_lazy(),
-            "everything built: the test no longer checks a partly built drive"
-        );
-        lazy.materialize_all();
-        eager.same_state_as(&lazy).unwrap();
-        lazy.check_invariants().unwrap();
+        let writes = l as u64 / 20;
+        same_answers_then_same_state(&mut eager, &mut lazy, l, seed, me.free_blocks_per_die, [writes; 2]);
     }
 }
 
@@ -560,40 +531,52 @@ fn lazy_sequential_equals_eager() {
 
         // The same overwrites (into the open stripes the fill left first),
         // GC, trims and verified reads on both: same answers.
-        let threshold = 6;
-        for phase in 0..2 {
-            // Through the free space until GC starts, then on a little.
-            let free = g.total_slots() - n as u64;
-            let writes = [free, l as u64 / 32][phase as usize];
-            let a = random_overwrites(
-                &mut eager,
-                &mut Rng::new(seed, "lazy-w", phase),
-                writes,
-                threshold,
-                true,
-            );
-            let b = random_overwrites(&mut lazy, &mut Rng::new(seed, "lazy-w", phase), writes, threshold, true);
-            assert_eq!(a, b, "phase {phase}");
-            let mut rng = Rng::new(seed, "lazy-t", phase);
-            for _ in 0..(l / 100).max(2) {
-                let x = rng.below(l as u64) as Lpn;
-                eager.trim(x);
-                lazy.trim(x);
-                let y = rng.below(l as u64) as Lpn;
-                assert_eq!(lazy.lookup(y), eager.lookup(y), "lpn {y}");
-                assert_eq!(lazy.check_read(y), eager.check_read(y), "lpn {y}");
-                assert_eq!(lazy.version_stored(y), eager.version_stored(y), "lpn {y}");
-            }
-        }
-        assert!(eager.erases() > 0, "no GC ran");
-        assert!(
-            lazy.is_lazy(),
-            "everything built: the test no longer checks a partly built drive"
-        );
-        lazy.materialize_all();
-        eager.same_state_as(&lazy).unwrap();
-        lazy.check_invariants().unwrap();
+        // Through the free space until GC starts, then on a little.
+        let free = g.total_slots() - n as u64;
+        same_answers_then_same_state(&mut eager, &mut lazy, l, seed, 6, [free, l as u64 / 32]);
     }
+}
+
+/// Two phases of the same random overwrites (`writes[phase]` each, GC at
+/// `threshold` free blocks), trims and verified reads on an eagerly and a
+/// lazily built drive: the same answers throughout, GC ran, the lazy drive
+/// is still partly unbuilt, and once built whole it is the eager state.
+fn same_answers_then_same_state(eager: &mut Ftl, lazy: &mut Ftl, l: u32, seed: u64, threshold: u32, writes: [u64; 2]) {
+    for phase in 0..2 {
+        let a = random_overwrites(
+            eager,
+            &mut Rng::new(seed, "lazy-w", phase),
+            writes[phase as usize],
+            threshold,
+            true,
+        );
+        let b = random_overwrites(
+            lazy,
+            &mut Rng::new(seed, "lazy-w", phase),
+            writes[phase as usize],
+            threshold,
+            true,
+        );
+        assert_eq!(a, b, "phase {phase}");
+        let mut rng = Rng::new(seed, "lazy-t", phase);
+        for _ in 0..(l / 100).max(2) {
+            let x = rng.below(l as u64) as Lpn;
+            eager.trim(x);
+            lazy.trim(x);
+            let y = rng.below(l as u64) as Lpn;
+            assert_eq!(lazy.lookup(y), eager.lookup(y), "lpn {y}");
+            assert_eq!(lazy.check_read(y), eager.check_read(y), "lpn {y}");
+            assert_eq!(lazy.version_stored(y), eager.version_stored(y), "lpn {y}");
+        }
+    }
+    assert!(eager.erases() > 0, "no GC ran");
+    assert!(
+        lazy.is_lazy(),
+        "everything built: the test no longer checks a partly built drive"
+    );
+    lazy.materialize_all();
+    eager.same_state_as(lazy).unwrap();
+    lazy.check_invariants().unwrap();
 }
 
 /// The closed form of the sequential fill: every lpn's slot, every block's
