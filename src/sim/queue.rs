@@ -164,4 +164,45 @@ mod tests {
             "every event exactly once"
         );
     }
+
+    #[test]
+    fn pops_the_sequence_of_a_binary_heap_over_wide_time_spans() {
+        // Delays from 0 to 2^40 ns (many ties at 0, far-future timers),
+        // pushes interleaved with pops: the same (time, event) sequence as
+        // a binary heap keyed by (time, schedule sequence), and peek_time
+        // always names the time of the next pop.
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut rng = Rng::new(11, "queue-test", 1);
+        let mut q = EventQueue::new();
+        let mut reference = BinaryHeap::new();
+        let mut seq = 0u64;
+        for step in 0..50_000u64 {
+            for _ in 0..(rng.next_u64() % 3) {
+                let r = rng.next_u64();
+                let delay = match r % 4 {
+                    0 => 0,
+                    1 => r >> 60,
+                    2 => (r >> 20) % 100_000,
+                    _ => (r >> 8) % (1 << 40),
+                };
+                let at = q.now() + delay;
+                q.schedule(at, seq);
+                reference.push(Reverse((at, seq)));
+                seq += 1;
+            }
+            if step % 2 == 0 || q.len() > 500 {
+                assert_eq!(q.peek_time(), reference.peek().map(|r| r.0 .0));
+                let got = q.pop();
+                let want = reference.pop().map(|Reverse(x)| x);
+                assert_eq!(got, want, "pop {step}");
+            }
+            assert_eq!(q.len(), reference.len());
+        }
+        while let Some(Reverse(want)) = reference.pop() {
+            assert_eq!(q.peek_time(), Some(want.0));
+            assert_eq!(q.pop(), Some(want));
+        }
+        assert!(q.pop().is_none() && q.is_empty() && q.peek_time().is_none());
+    }
 }
