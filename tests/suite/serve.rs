@@ -325,6 +325,9 @@ fn finish(child: std::process::Child) -> serde_json::Value {
 
 fn fio(sock: &Path, extra: &[&str]) -> serde_json::Value {
     let out = Command::new("fio")
+        // fio leaves its verify state file (x-0-verify.state) in its working
+        // directory: the socket's temporary folder, not the checkout.
+        .current_dir(sock.parent().unwrap())
         .args(["--name=x", "--ioengine=nbd", "--output-format=json"])
         .arg(format!("--uri=nbd+unix:///?socket={}", sock.display()))
         .args(extra)
