@@ -28,34 +28,98 @@ figure = "IOPS, per-vCPU queues + 8 IOThreads / shared queue + 1 IOThread, 8 fio
 value = 3.38
 unit = "x"
 source = "Kim, Kang, Lee, Eom, MSST 2015 (vCPU-dedicated queues and I/O threads), evaluation"
-checked = "issue 19 only; the paper's abstract (found via search) does not state this figure, the evaluation was not read: not verified"
+checked = "not verified: the figure is issue 19's. Found (search, Nov 2026): the paper's first page (vdocuments.site copy) and abstract (scilit.net): Linux 3.17 and QEMU 2.1.2 with modified virtio-blk front and back ends, a multi-queue (NVMe) SSD, not null_blk, and 'up to 167%' more IOPS than existing QEMU (2.67x); the KIISE 2016 journal version (JOK 43(1):27-33) says up to 155%. Not found: the evaluation section (host CPU and cores, vCPUs, where the IOThreads ran, fio job)"
 model = { op = "ratio", a = { variant = "per-vCPU queues, 8 IOThreads", workload = "8 jobs", metric = "iops" }, b = { variant = "shared queue, 1 IOThread", workload = "8 jobs", metric = "iops" } }
-mechanism = "Every vCPU and IOThread has a host CPU of its own and nothing on the host is shared (host block layer, null_blk completions, KVM irqfd/ioeventfd, memory bandwidth), so per-vCPU queues scale linearly; the study's machine ran vCPUs and IOThreads on the same cores (issue 19 lead 4)"
+mechanism = "Every vCPU and IOThread has a host CPU of its own and nothing on the host is shared (host block layer, null_blk completions, KVM irqfd/ioeventfd, memory bandwidth), so per-vCPU queues with 8 IOThreads scale linearly to 8 CPUs' worth of IOThread work while the stock design stays at one IOThread's; the study's machine ran vCPUs and IOThreads on the same cores (issue 19 lead 4): see the next row. The study's device was a real multi-queue SSD, whose own limit null_blk does not have"
+
+[[study]]
+metric = "per_vcpu_8_iothreads_over_shared_8_jobs_on_vcpu_cpus"
+figure = "IOPS, per-vCPU queues + 8 IOThreads / shared queue + 1 IOThread, 8 fio jobs; assumed set-up: IOThreads on the vCPUs' 8 CPUs, no IOThread polling"
+value = 3.38
+unit = "x"
+source = "Kim, Kang, Lee, Eom, MSST 2015 (vCPU-dedicated queues and I/O threads), evaluation"
+checked = "not verified (see the row above). The set-up is assumed, not the paper's: issue 19 says the study's machine ran the VM's vCPUs and IOThreads on the same cores, as an unpinned libvirt guest does (without <vcpupin>/<iothreadpin> each thread may run on every host CPU: libvirt domain XML docs, CPU tuning) on a host with as many cores as vCPUs; QEMU 2.1.2 had no IOThread polling (poll-max-ns exists since QEMU 2.9, qapi IOThreadInfo)"
+model = { op = "ratio", a = { variant = "per-vCPU queues, 8 IOThreads, on vCPU CPUs", workload = "8 jobs", metric = "iops" }, b = { variant = "shared queue, 1 IOThread, on vCPU CPUs", workload = "8 jobs", metric = "iops" } }
+mechanism = "With the IOThreads on the vCPUs' CPUs, each CPU serializes a vCPU's guest work and an IOThread's QEMU and host work: the per-vCPU design loses the CPUs its IOThreads had to themselves, the stock design's single IOThread only part of one. The ratio depends on which CPU that one IOThread shares (beside vCPU 0, which takes the shared queue's interrupts, it is larger: see the report); host-side sharing (memory bandwidth, KVM's irqfd/ioeventfd paths) and the study's SSD's own limit are still not modelled"
 "#;
 
 struct Variant {
     name: &'static str,
     queues: &'static str,
     iothreads: &'static [u32],
+    /// The IOThreads run on the vCPUs' CPUs (0-7) instead of CPUs of their
+    /// own, and do not poll (see [`SHARED_CORES`]).
+    shared_cores: bool,
 }
 
-const VARIANTS: [Variant; 3] = [
+const VARIANTS: [Variant; 7] = [
     Variant {
         name: "shared queue, 1 IOThread",
         queues: "shared",
         iothreads: &[8],
+        shared_cores: false,
     },
     Variant {
         name: "per-vCPU queues, 1 IOThread",
         queues: "per-vcpu",
         iothreads: &[8],
+        shared_cores: false,
     },
     Variant {
         name: "per-vCPU queues, 8 IOThreads",
         queues: "per-vcpu",
         iothreads: &[8, 9, 10, 11, 12, 13, 14, 15],
+        shared_cores: false,
+    },
+    // The same three designs with the VM's IOThreads on its vCPUs' 8 CPUs
+    // (issue 19 lead 4: the study's machine ran them on the same cores).
+    // One IOThread goes on CPU 7: a CPU whose vCPU is idle below 8 jobs
+    // (job k runs on vCPU k), where Linux's wake-up balancing
+    // (select_idle_sibling) would put a runnable thread, and at 8 jobs not the
+    // CPU of vCPU 0, which takes every interrupt of a shared queue and is the
+    // busiest. Eight IOThreads: IOThread k beside vCPU k, two threads per CPU,
+    // the balanced spread that load balancing converges to when all 8 vCPUs
+    // run jobs (below 8 jobs it is a pinned layout, not what an unpinned
+    // guest's scheduler would do: an idle CPU would take the IOThread).
+    Variant {
+        name: "shared queue, 1 IOThread, on vCPU CPUs",
+        queues: "shared",
+        iothreads: &[7],
+        shared_cores: true,
+    },
+    Variant {
+        name: "per-vCPU queues, 1 IOThread, on vCPU CPUs",
+        queues: "per-vcpu",
+        iothreads: &[7],
+        shared_cores: true,
+    },
+    Variant {
+        name: "per-vCPU queues, 8 IOThreads, on vCPU CPUs",
+        queues: "per-vcpu",
+        iothreads: &[0, 1, 2, 3, 4, 5, 6, 7],
+        shared_cores: true,
+    },
+    // How much the single IOThread's CPU matters: beside vCPU 0, which
+    // takes the shared queue's interrupts (an unpinned IOThread can land
+    // there too).
+    Variant {
+        name: "shared queue, 1 IOThread, on vCPU 0's CPU",
+        queues: "shared",
+        iothreads: &[0],
+        shared_cores: true,
     },
 ];
+
+/// The config's placement comment, and what the shared-core variants say
+/// instead. They also set `poll_max_ns = 0`: the study's QEMU 2.1.2 had no
+/// IOThread polling (QEMU's `poll-max-ns` property exists since 2.9, qapi
+/// `IOThreadInfo`), so its IOThreads slept in ppoll whenever idle.
+const PINNED_COMMENT: &str = "# vCPUs pinned to CPUs 0-7 and IOThreads on CPUs 8-15: all on socket 0, as
+# a tuned host would pin them (libvirt <vcpupin>, <iothreadpin>).";
+const SHARED_CORES: &str = "# vCPUs pinned to CPUs 0-7 and the IOThreads on the same CPUs (IOThread k
+# beside vCPU k; a single IOThread on CPU 7): the VM's threads share 8 host
+# CPUs, as on the study's machine (issue 19 lead 4). No IOThread polling:
+# the study's QEMU 2.1.2 predates poll-max-ns (QEMU 2.9).";
 
 /// What one run measured.
 struct Point {
@@ -86,10 +150,18 @@ pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
             let job = with_runtime(JOB, runtime).replace("NUMJOBS", &n.to_string());
             let iots = format!("{:?}", v.iothreads);
             let cfg_name = format!("{}-{n}jobs.toml", slug(v.name));
-            let cfg = VM
+            let mut cfg = VM
                 .replace("QUEUES", v.queues)
                 .replace("IOTHREADS", &iots)
                 .replace("JOB", &format!("../jobs/{job_name}"));
+            if v.shared_cores {
+                if !cfg.contains(PINNED_COMMENT) {
+                    return Err("internal: virtio/vm.toml's placement comment changed".into());
+                }
+                cfg = cfg
+                    .replace(PINNED_COMMENT, SHARED_CORES)
+                    .replace("\njob = ", "\npoll_max_ns = 0\njob = ");
+            }
             write(dir, &format!("jobs/{job_name}"), &job)?;
             write(dir, &format!("configs/{cfg_name}"), &cfg)?;
             let out = run_vms_json(
@@ -169,6 +241,13 @@ Linux null_blk). One VM: 8 vCPUs pinned to CPUs 0-7, IOThreads on CPUs 8-15 (sam
 100 GiB virtio-blk disk `vda`. Inside: fio 4 KiB random reads, libaio, iodepth 16 per job, 1 to 8 \
 jobs (one per vCPU), {runtime} after a 20 ms ramp, seed 0. Configs in `configs/`, guest jobs in \
 `jobs/`; rerun any point with `nvmesim run --config configs/NAME.toml`.\n\n\
+The designs marked *on vCPU CPUs* put the IOThreads on the vCPUs' CPUs 0-7 instead (IOThread k beside \
+vCPU k; a single IOThread on CPU 7, whose vCPU is idle below 8 jobs and is not the one taking a shared \
+queue's interrupts), as on the study's machine, which ran the VM's vCPUs and IOThreads on the same \
+cores (issue 19; the paper's set-up was not found, see the study table), and without IOThread \
+polling, which the study's QEMU 2.1.2 did not have (poll-max-ns arrived in QEMU 2.9). A CPU runs one \
+thread's work at a time, so there vCPU and IOThread work queue for the same CPU. In those rows \
+\"vCPU busy\" is the busy time of CPUs 0-7, IOThread work included.\n\n\
 Costs: guest block layer as the host's `[host.costs]`; virtualization steps from `[host.virt]` \
 (VM exit for a notify, interrupt injection without posted interrupts, irqfd signal, QEMU's \
 per-request pop and completion) — cycle budgets, see docs/presets.md.\n"
@@ -295,6 +374,37 @@ with 8 IOThreads).\n",
         s[last].notifies_per_kio,
         s[last].interrupts_per_kio,
         many[last].interrupts_per_kio,
+    );
+    let (s2, one2, many2, s0) = (&points[3], &points[4], &points[5], &points[6]);
+    let _ = writeln!(
+        md,
+        "- **Sharing the vCPUs' CPUs.** With the IOThreads on the vCPUs' CPUs, a vCPU's guest work and \
+its IOThread's QEMU and host work queue for one CPU. Per-vCPU queues with 8 IOThreads (IOThread k \
+beside vCPU k): {} at 1 job against {} with CPUs of their own, {} at 8 jobs ({:.1}x one job; CPUs 0-7 \
+{:.0}% busy, IOThreads {:.0}%). The shared design's one IOThread shares CPU 7 with vCPU 7: {} at 8 jobs \
+({} on a CPU of its own: vCPU 7, slowed by the IOThread beside it, adds to the queue for the virtqueue \
+lock less often, {:.2} us of lock wait per I/O against {:.2}); per-vCPU queues with one IOThread: {}. So per-vCPU queues with 8 IOThreads \
+reach {:.1}x the shared design at 8 jobs when they share the vCPUs' CPUs, against {:.1}x with CPUs of \
+their own: the per-vCPU design loses the 8 CPUs its IOThreads had to themselves, while the shared \
+design's single IOThread loses only part of one. Where that one IOThread runs matters: beside vCPU 0, \
+which takes every interrupt of the shared queue, the shared design does {} at 8 jobs ({} at 1 job), and \
+the ratio is {:.1}x. Between the two, an unpinned guest's scheduler decides.\n",
+        plot::short_number(many2[0].iops),
+        plot::short_number(many[0].iops),
+        plot::short_number(many2[last].iops),
+        many2[last].iops / many2[0].iops.max(1.0),
+        many2[last].vcpu_busy_pct,
+        many2[last].iothread_busy_pct,
+        plot::short_number(s2[last].iops),
+        plot::short_number(s[last].iops),
+        s2[last].lock_wait_us_per_io,
+        s[last].lock_wait_us_per_io,
+        plot::short_number(one2[last].iops),
+        many2[last].iops / s2[last].iops.max(1.0),
+        many[last].iops / s[last].iops.max(1.0),
+        plot::short_number(s0[last].iops),
+        plot::short_number(s0[0].iops),
+        many2[last].iops / s0[last].iops.max(1.0),
     );
     let series = |f: &dyn Fn(&Point) -> f64| -> Vec<Series> {
         VARIANTS

@@ -123,7 +123,13 @@ fn study_vs_model_sq_occupancy() {
 
 #[test]
 fn study_vs_model_virtio() {
-    check("virtio", &["per_vcpu_8_iothreads_over_shared_8_jobs"]);
+    check(
+        "virtio",
+        &[
+            "per_vcpu_8_iothreads_over_shared_8_jobs",
+            "per_vcpu_8_iothreads_over_shared_8_jobs_on_vcpu_cpus",
+        ],
+    );
 }
 
 #[test]

@@ -220,3 +220,51 @@ fn floating_vcpus_move_on_the_host_and_every_guest_io_still_completes() {
         assert!([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19].contains(&v.placement.cpu));
     }
 }
+
+#[test]
+fn iothreads_on_the_vcpus_cpus_share_their_time_with_the_vcpus() {
+    // Issue 19 lead 4: the same per-vCPU design with IOThread k on vCPU k's
+    // CPU instead of a CPU of its own. A CPU runs one thread's work at a
+    // time, so each of CPUs 0-7 must now carry a vCPU's guest work *and* an
+    // IOThread's QEMU and host work for every I/O of its job.
+    let base = config::host_preset("dell-r720-2s").unwrap();
+    let c = &base.costs;
+    let v = virt::VirtNs::new(&base.virt, base.clock_ghz);
+    let iot_floor = v.virtqueue_pop_ns + c.bio_setup_ns + c.null_queue_rq_ns + c.bio_complete_ns + v.virtio_complete_ns;
+    // The guest's least per request on its vCPU: blk-mq insert, virtio_queue_rq, completing the bio.
+    let vcpu_floor = c.blk_mq_insert_ns + v.guest_queue_rq_ns + c.bio_complete_ns;
+    let own: Vec<u32> = (8..16).collect();
+    let shared: Vec<u32> = (0..8).collect();
+    let poll0 = "poll_max_ns = 0\njob = ";
+    let cfg = |iots: &[u32]| vm_config("null", "per-vcpu", iots, "").replace("job = ", poll0);
+    let a = run_vm(&cfg(&own), &guest_job(8, 4000), 0).unwrap();
+    let b = run_vm(&cfg(&shared), &guest_job(8, 4000), 0).unwrap();
+    let (ia, ib) = (iops(&a), iops(&b));
+    let bound = 8.0 * 1e9 / (iot_floor + vcpu_floor) as f64;
+    assert!(
+        ib <= bound,
+        "shared CPUs: {ib:.0} IOPS > bound {bound:.0} of both threads' work"
+    );
+    assert!(ia > bound, "own CPUs are not bound by the sum: {ia:.0} vs {bound:.0}");
+    assert!(ib < 0.6 * ia, "sharing the vCPUs' CPUs: {ib:.0} vs {ia:.0} IOPS");
+    let cores = b.host().cores();
+    for t in &b.vms().iothreads {
+        let core = &cores[t.cpu as usize];
+        // Serialized: a CPU's work fits before the end of its last piece
+        // (work queued ahead may end after the run's last event).
+        assert!(core.busy_ns <= core.busy_until, "CPU {} overlaps its own work", t.cpu);
+        assert!(
+            core.busy_ns as f64 > 1.2 * t.busy_ns as f64,
+            "CPU {} carries the vCPU's work beside its IOThread's ({} vs {} ns)",
+            t.cpu,
+            core.busy_ns,
+            t.busy_ns
+        );
+    }
+    // With every CPU serializing two threads, per-vCPU queues still scale
+    // with jobs, from a lower base: one job is bound the same way.
+    let one = run_vm(&cfg(&shared), &guest_job(1, 4000), 0).unwrap();
+    let i1 = iops(&one);
+    assert!(i1 <= 1e9 / (iot_floor + vcpu_floor) as f64, "one job: {i1:.0}");
+    assert!(ib <= 8.0 * i1 * 1.02, "8 jobs at most 8x one job: {ib:.0} vs {i1:.0}");
+}
