@@ -13,3 +13,4 @@ pub mod shape;
 pub mod stats;
 pub mod steadystate;
 pub mod terse;
+pub mod window;

@@ -6,6 +6,7 @@ use super::{jobs_named, row_with, slug, write};
 use crate::config;
 use crate::machine::{Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
+use crate::report::window::LatWindows;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -13,6 +14,12 @@ use std::path::Path;
 
 const SETUP: &str = include_str!("hmb/scenario.toml");
 const LAUNCH_TRACE: &str = include_str!("hmb/python-pass-launch.csv");
+
+/// Status-tick interval for the load's latency over the common window (see
+/// `load_window`). The window's end is the shortest launch's end, which
+/// fio's `job_runtime` gives in whole milliseconds, so 1 ms ticks reach it
+/// exactly; finer ticks would only cost events.
+const WINDOW_TICK_NS: u64 = 1_000_000;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -47,6 +54,10 @@ struct Out {
     p999_us: f64,
     launch_ms: f64,
     load_lat_us: f64,
+    /// The load's mean latency over the window common to every path at this
+    /// depth, and that window (ms of simulated time); filled after all runs.
+    load_win_us: f64,
+    win_ms: (u64, u64),
     load_iops: f64,
     sq_mean: f64,
 }
@@ -75,6 +86,20 @@ fn job_text(s: &Setup, depth: u32, trace: &str) -> String {
     j
 }
 
+/// The window (ms of simulated time) over which the load's latency is
+/// compared between paths at one depth: from the urgent launch's start to
+/// the end of the shortest of the paths' launches (`launches_ms`, fio's
+/// `job_runtime`: whole ms, so the window ends at or before every launch's end).
+fn load_window(start_ms: u64, launches_ms: &[f64]) -> (u64, u64) {
+    let shortest = launches_ms.iter().cloned().fold(f64::INFINITY, f64::min);
+    let len = if shortest.is_finite() && shortest > 0.0 {
+        shortest.floor() as u64
+    } else {
+        0
+    };
+    (start_ms, start_ms + len)
+}
+
 pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
     let s: Setup = toml::from_str(SETUP).map_err(|e| format!("hmb/scenario.toml: {e}"))?;
     write(dir, "scenario.toml", SETUP)?;
@@ -101,6 +126,8 @@ pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
     let mut rows = Vec::new();
     // (workload, path, depth) -> Out
     let mut res: Vec<(usize, usize, u32, Out)> = Vec::new();
+    // The load's latency totals at every status tick, per run (as `res`).
+    let mut wins: Vec<LatWindows> = Vec::new();
     for (wi, (wname, trace)) in workloads.iter().enumerate() {
         for (pi, p) in s.paths.iter().enumerate() {
             let cfg_text = format!(
@@ -127,9 +154,14 @@ pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
                     precondition: Precondition::WorkingSet,
                     end_with: vec!["urgent".into()],
                     occupancy_interval_ns: Some(1_000_000),
+                    status_interval_ns: Some(WINDOW_TICK_NS),
                     ..RunOptions::default()
                 };
-                let (v, out) = super::run_full(cfg, &format!("jobs/{stem}.fio"), &job, &opts)?;
+                let mut win = LatWindows::new("load", WINDOW_TICK_NS);
+                let (v, out) =
+                    super::run_full_watched(cfg, &format!("jobs/{stem}.fio"), &job, &opts, &mut |live, now| {
+                        win.record(live, now)
+                    })?;
                 let u = jobs_named(&v, "urgent").next().cloned().unwrap_or_default();
                 let load: Vec<&Value> = jobs_named(&v, "load").collect();
                 let pct = |k: &str| u["read"]["clat_ns"]["percentile"][k].as_f64().unwrap_or(0.0) / 1e3;
@@ -154,6 +186,8 @@ pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
                             / load.len() as f64
                             / 1e3
                     },
+                    load_win_us: 0.0,
+                    win_ms: (0, 0),
                     load_iops: load.iter().map(|j| j["read"]["iops"].as_f64().unwrap_or(0.0)).sum(),
                     sq_mean: if occ.is_empty() {
                         0.0
@@ -178,6 +212,53 @@ pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
                     rows.push(row_with(&p.name, wname, m, val, unit, &ex));
                 }
                 res.push((wi, pi, depth, o));
+                wins.push(win);
+            }
+        }
+    }
+    // The load's latency like for like: every path at a depth measured over
+    // the same window, from the launch's start to the end of the shortest
+    // launch among the paths (each run ends with its own launch, so that is
+    // the longest window every run covers, and the launch is running in all
+    // of them throughout).
+    for (wi, (wname, _)) in workloads.iter().enumerate() {
+        for &depth in &depths {
+            let at: Vec<usize> = (0..res.len())
+                .filter(|&k| res[k].0 == wi && res[k].2 == depth)
+                .collect();
+            let launches: Vec<f64> = at.iter().map(|&k| res[k].3.launch_ms).collect();
+            let (t0, t1) = load_window(s.urgent_start_ms, &launches);
+            for &k in &at {
+                let (pi, o) = (res[k].1, &mut res[k].3);
+                let w = &wins[k];
+                o.win_ms = (t0, t1);
+                // A busy run always reaches the window's end (its launch ends
+                // after it and its load drains after that); an idle one has no load.
+                o.load_win_us = match w.totals(t0 * 1_000_000, t1 * 1_000_000) {
+                    Some((n, sum)) if n > 0 => sum / n as f64 / 1e3,
+                    Some(_) => 0.0,
+                    None if depth == 0 => 0.0,
+                    None => {
+                        return Err(format!(
+                            "hmb: the {} run at QD {depth} has no status tick at {t0} or {t1} ms",
+                            s.paths[pi].name
+                        ))
+                    }
+                };
+                let ex = [
+                    ("iodepth", json!(depth)),
+                    ("path", json!(s.paths[pi].name)),
+                    ("window_start_ms", json!(t0)),
+                    ("window_end_ms", json!(t1)),
+                ];
+                rows.push(row_with(
+                    &s.paths[pi].name,
+                    wname,
+                    "load_lat_mean_window",
+                    o.load_win_us,
+                    "us",
+                    &ex,
+                ));
             }
         }
     }
@@ -223,7 +304,7 @@ when the launch does (the load is stopped then). Inputs are in `jobs/`, `configs
         }
         let _ = writeln!(
             md,
-            "\nAgainst the load's depth:\n\n| iodepth per job | load SQ occupancy | fio's mean latency: original / HMB / dedicated | urgent mean: original / HMB / dedicated | launch time: original / HMB / dedicated |\n|---:|---:|---:|---:|---:|"
+            "\nAgainst the load's depth:\n\n| iodepth per job | load SQ occupancy | fio's mean latency, whole run: original / HMB / dedicated | load's mean latency, common window: original / HMB / dedicated | common window | urgent mean: original / HMB / dedicated | launch time: original / HMB / dedicated |\n|---:|---:|---:|---:|---:|---:|---:|"
         );
         for &d in &depths {
             let os: Vec<Option<&Out>> = (0..s.paths.len()).map(|pi| get(wi, pi, d)).collect();
@@ -235,9 +316,13 @@ when the launch does (the load is stopped then). Inputs are in `jobs/`, `configs
             };
             let _ = writeln!(
                 md,
-                "| {d} | {:.1} | {} | {} | {} |",
+                "| {d} | {:.1} | {} | {} | {} | {} | {} |",
                 os[0].map(|o| o.sq_mean).unwrap_or(0.0),
                 f(&|o| format!("{:.0} µs", o.load_lat_us)),
+                f(&|o| format!("{:.0} µs", o.load_win_us)),
+                os[0]
+                    .map(|o| format!("{}-{} ms", o.win_ms.0, o.win_ms.1))
+                    .unwrap_or_default(),
                 f(&|o| format!("{:.0} µs", o.mean_us)),
                 f(&|o| format!("{:.1} ms", o.launch_ms)),
             );
@@ -246,9 +331,17 @@ when the launch does (the load is stopped then). Inputs are in `jobs/`, `configs
     }
     let _ = writeln!(
         md,
-        "fio's own latency is measured over the run, which ends when the launch does: where the launch finishes \
-sooner (HMB, dedicated SQ) the load ran for less time, and at the deepest depths its queues had not reached \
-their steady latency yet, so that column compares runs of different length there, not a cost of the HMB.\n"
+        "fio's own latency (whole run) is measured over the run, which ends when the launch does: where the launch \
+finishes sooner (HMB, dedicated SQ) the load ran for less time, and at the deepest depths its queues had not \
+reached their steady latency yet, so that column compares runs of different length there, not a cost of the HMB. \
+The common-window column compares like for like: the mean latency of the load's I/Os (all {} jobs pooled) that \
+completed in the same window of simulated time in every path at that depth, from the launch's start ({} ms) \
+to the end of the shortest of the three launches, so the launch is running throughout in every path; it is \
+read from fio's cumulative statistics at {} ms status ticks (`--status-interval`), differenced at the window's \
+two ends.\n",
+        s.load_jobs,
+        s.urgent_start_ms,
+        WINDOW_TICK_NS as f64 / 1e6
     );
     let _ = writeln!(
         md,
@@ -262,7 +355,11 @@ What it still waits for: a command slot, the metadata read and data copies over 
 with the load's reads, and die priority is off here), and CPU 0 for the admin interrupt and the copy out of \
 the HMB. The dedicated SQ avoids the backlog the same way without the copies. With the drive idle the three \
 paths differ only by those fixed costs. Where the load's SQ stays nearly empty (the drive keeps up with the \
-load, \"load SQ occupancy\"), there is no backlog to bypass and the paths give the same latency.\n"
+load, \"load SQ occupancy\"), there is no backlog to bypass and the paths give the same latency. \
+The load pays for the bypass: it keeps the same number of reads outstanding, so its latency goes as the \
+inverse of the rate the drive serves it (Little's law), and where the launch's reads are served during the \
+common window instead of waiting behind the backlog they take their share of the dies and channels from every \
+load job; in the original path only the few launch reads that get through the backlog in that window do.\n"
     );
     let mut panels = Vec::new();
     for (wi, (wname, _)) in workloads.iter().enumerate() {

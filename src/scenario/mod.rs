@@ -154,8 +154,20 @@ pub(crate) fn run_full(
     job: &str,
     opts: &RunOptions,
 ) -> Result<(Value, machine::RunOutput), String> {
+    run_full_watched(cfg, job_name, job, opts, &mut |_, _| {})
+}
+
+/// [`run_full`] with the run's progress callback (e.g. status ticks for
+/// [`crate::report::window::LatWindows`]).
+pub(crate) fn run_full_watched(
+    cfg: MachineConfig,
+    job_name: &str,
+    job: &str,
+    opts: &RunOptions,
+    progress: &mut machine::Progress,
+) -> Result<(Value, machine::RunOutput), String> {
     let jobs = fio::parse_str(job, job_name).map_err(|e| e.to_string())?;
-    let out = machine::run(cfg, &jobs, opts, &mut |_, _| {})?;
+    let out = machine::run(cfg, &jobs, opts, progress)?;
     let mut s = String::new();
     crate::report::fio_json::write_json(&mut s, &out.report, false);
     let v = serde_json::from_str(&s).map_err(|e| format!("internal: fio JSON did not parse: {e}"))?;
