@@ -322,6 +322,16 @@ SQ/CQ rings on the drive's node)"
 }
 
 fn device(c: &Check, d: &DeviceConfig) -> Result<(), String> {
+    if let Some(j) = d.datasheet.as_ref().and_then(|ds| ds.rand_read_jobs) {
+        c.int(
+            "device.datasheet",
+            "rand_read_jobs",
+            j.into(),
+            1,
+            64,
+            "jobs of the peak random-read row",
+        )?;
+    }
     c.int(
         "device",
         "nr_requests",
