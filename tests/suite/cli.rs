@@ -467,52 +467,6 @@ fn an_app_launch_trace_replays_closed_loop_as_one_dependent_chain() {
 }
 
 #[test]
-fn hmb_scenario_bypasses_a_deep_sq_for_the_urgent_launch() {
-    let dir = std::env::temp_dir().join(format!("nvmesim-hmb-{}", std::process::id()));
-    let out = nvmesim()
-        .args(["scenario", "run", "hmb", "--quick", "--out"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let d = dir.join("hmb");
-    for f in [
-        "report.md",
-        "urgent-latency.svg",
-        "traces/python-pass-launch.csv",
-        "configs/hmb.toml",
-    ] {
-        assert!(d.join(f).exists(), "{f} missing");
-    }
-    let rows: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.join("results.json")).unwrap()).unwrap();
-    let rows = rows.as_array().unwrap();
-    let get = |path: &str, depth: u64, m: &str| {
-        rows.iter()
-            .find(|r| {
-                r["variant"] == path
-                    && r["workload"] == "python launch (trace)"
-                    && r["iodepth"] == depth
-                    && r["metric"] == m
-            })
-            .and_then(|r| r["value"].as_f64())
-            .unwrap()
-    };
-    let busy = rows.iter().filter_map(|r| r["iodepth"].as_u64()).max().unwrap();
-    // The load backs up in the SQs ...
-    assert!(get("original", busy, "load_sq_occupancy_mean") > 50.0);
-    // ... and the urgent launch waits behind it only on the original path.
-    let orig = get("original", busy, "urgent_lat_mean");
-    let hmb = get("HMB", busy, "urgent_lat_mean");
-    assert!(hmb < 0.5 * orig, "HMB {hmb} µs vs original {orig} µs");
-    assert!(get("HMB", busy, "launch_time") < get("original", busy, "launch_time"));
-    // Idle, the HMB path only adds its copies and the admin interrupt.
-    let (i_orig, i_hmb) = (get("original", 0, "urgent_lat_mean"), get("HMB", 0, "urgent_lat_mean"));
-    assert!(i_hmb >= i_orig && i_hmb < 1.5 * i_orig, "{i_hmb} vs {i_orig}");
-    std::fs::remove_dir_all(&dir).unwrap();
-}
-
-#[test]
 fn a_vm_config_runs_without_a_host_job_and_its_guest_jobs_report_under_the_vm() {
     let dir = std::env::temp_dir().join(format!("nvmesim-vm-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -6,10 +6,15 @@ use nvmesim::config;
 use nvmesim::machine::{Machine, Precondition, RunOptions};
 use nvmesim::workload::fio;
 
-fn run(hmb: &str, job: &str) -> Machine {
+/// The tiny test drive with `hmb` (config text, e.g. a `[device.hmb]` table) appended.
+fn tiny_with(hmb: &str) -> config::MachineConfig {
     let p = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny-ssd.toml");
     let text = std::fs::read_to_string(p).unwrap() + hmb;
-    let cfg = config::load_machine(Some((p, &text)), None, None).unwrap();
+    config::load_machine(Some((p, &text)), None, None).unwrap()
+}
+
+fn run(hmb: &str, job: &str) -> Machine {
+    let cfg = tiny_with(hmb);
     let jobs = fio::parse_str(job, "test.fio").unwrap();
     let opts = RunOptions {
         precondition: Precondition::Sequential,
@@ -117,9 +122,7 @@ const TICK_NS: u64 = 1_000_000;
 /// `job` on the tiny drive, ended with `end_with` (as the scenario ends with
 /// its launch), the load's totals read at 1 ms status ticks.
 fn watched(job: &str, end_with: &[&str], hmb: &str) -> (LatWindows, RunOutput) {
-    let p = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny-ssd.toml");
-    let text = std::fs::read_to_string(p).unwrap() + hmb;
-    let cfg = config::load_machine(Some((p, &text)), None, None).unwrap();
+    let cfg = tiny_with(hmb);
     let jobs = fio::parse_str(job, "window.fio").unwrap();
     let opts = RunOptions {
         precondition: Precondition::Sequential,
@@ -243,9 +246,10 @@ fn with_nothing_to_bypass_every_urgent_path_gives_the_load_the_same_windowed_lat
     }
 }
 
+/// `scenario run hmb --quick`, run once (about 6 s) for both checks of its output.
 #[test]
-fn the_hmb_scenario_measures_every_paths_load_over_one_window_per_depth() {
-    let dir = std::env::temp_dir().join(format!("nvmesim-hmb-window-{}", std::process::id()));
+fn the_hmb_scenario_bypasses_a_deep_sq_and_measures_every_paths_load_over_one_window() {
+    let dir = std::env::temp_dir().join(format!("nvmesim-hmb-{}", std::process::id()));
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_nvmesim"))
         .args(["scenario", "run", "hmb", "--quick", "--out"])
         .arg(&dir)
@@ -253,11 +257,56 @@ fn the_hmb_scenario_measures_every_paths_load_over_one_window_per_depth() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let d = dir.join("hmb");
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(d.join("results.json")).unwrap()).unwrap();
+    urgent_launch_bypasses_the_deep_sq(&d, &rows);
+    load_is_measured_over_one_window_per_depth(&d, &rows);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The hmb scenario's row for the shipped python launch: `metric` of `path` at `depth`.
+fn python_launch_value(rows: &[serde_json::Value], path: &str, depth: u64, metric: &str) -> f64 {
+    rows.iter()
+        .find(|r| {
+            r["variant"] == path
+                && r["workload"] == "python launch (trace)"
+                && r["iodepth"] == depth
+                && r["metric"] == metric
+        })
+        .and_then(|r| r["value"].as_f64())
+        .unwrap_or_else(|| panic!("no row {path} QD {depth} {metric}"))
+}
+
+/// The load backs up in the SQs and only the original path's launch waits behind it.
+fn urgent_launch_bypasses_the_deep_sq(d: &std::path::Path, rows: &[serde_json::Value]) {
+    for f in [
+        "report.md",
+        "urgent-latency.svg",
+        "traces/python-pass-launch.csv",
+        "configs/hmb.toml",
+    ] {
+        assert!(d.join(f).exists(), "{f} missing");
+    }
+    let get = |path: &str, depth: u64, m: &str| python_launch_value(rows, path, depth, m);
+    let busy = rows.iter().filter_map(|r| r["iodepth"].as_u64()).max().unwrap();
+    // The load backs up in the SQs ...
+    assert!(get("original", busy, "load_sq_occupancy_mean") > 50.0);
+    // ... and the urgent launch waits behind it only on the original path.
+    let orig = get("original", busy, "urgent_lat_mean");
+    let hmb = get("HMB", busy, "urgent_lat_mean");
+    assert!(hmb < 0.5 * orig, "HMB {hmb} µs vs original {orig} µs");
+    assert!(get("HMB", busy, "launch_time") < get("original", busy, "launch_time"));
+    // Idle, the HMB path only adds its copies and the admin interrupt.
+    let (i_orig, i_hmb) = (get("original", 0, "urgent_lat_mean"), get("HMB", 0, "urgent_lat_mean"));
+    assert!(i_hmb >= i_orig && i_hmb < 1.5 * i_orig, "{i_hmb} vs {i_orig}");
+}
+
+/// Every path at a depth is measured over one window, and the study's
+/// load-latency figure is computed from those windowed rows.
+fn load_is_measured_over_one_window_per_depth(d: &std::path::Path, rows: &[serde_json::Value]) {
     let setup: toml::Value = toml::from_str(&std::fs::read_to_string(d.join("scenario.toml")).unwrap()).unwrap();
     let start = setup["urgent_start_ms"].as_integer().unwrap() as u64;
     let paths = setup["paths"].as_array().unwrap().len();
-    let rows: Vec<serde_json::Value> =
-        serde_json::from_str(&std::fs::read_to_string(d.join("results.json")).unwrap()).unwrap();
     let mut checked = 0;
     let workloads: std::collections::BTreeSet<String> = rows
         .iter()
@@ -304,17 +353,7 @@ fn the_hmb_scenario_measures_every_paths_load_over_one_window_per_depth() {
     );
     // The study's load-latency figure is computed from the windowed rows.
     let busy = *depths.iter().max().unwrap();
-    let lat = |p: &str| {
-        rows.iter()
-            .find(|r| {
-                r["variant"] == p
-                    && r["workload"] == "python launch (trace)"
-                    && r["iodepth"] == busy
-                    && r["metric"] == "load_lat_mean_window"
-            })
-            .and_then(|r| r["value"].as_f64())
-            .unwrap()
-    };
+    let lat = |p: &str| python_launch_value(rows, p, busy, "load_lat_mean_window");
     let model = rows
         .iter()
         .find(|r| r["variant"] == "model" && r["metric"] == "hmb_load_lat_rise")
@@ -322,5 +361,4 @@ fn the_hmb_scenario_measures_every_paths_load_over_one_window_per_depth() {
         .unwrap();
     let rise = (lat("HMB") / lat("original") - 1.0) * 100.0;
     assert!((model - rise).abs() < 1e-9, "model {model} % vs windowed rows {rise} %");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
