@@ -171,7 +171,7 @@ impl<'a> Problem<'a> {
         let mut run_of: Vec<usize> = Vec::new();
         for &(c, t) in &todo {
             let spec = self.spec(&cands[c], &self.targets[t]);
-            let text = serde_json::to_string(&spec).expect("a RunSpec serializes");
+            let text = run_identity(&spec);
             let k = *texts.entry(text).or_insert_with(|| {
                 specs.push(spec);
                 specs.len() - 1
@@ -247,6 +247,25 @@ impl<'a> Problem<'a> {
         let e = self.evaluate(&[values.to_vec()], Some(Role::Fit)).remove(0);
         self.objective(&e)
     }
+}
+
+/// What decides a run's output: the spec without its job file's name
+/// (`<target>.fio` for a `job_text`), comment lines (fio's `;` and `#`) and
+/// blank lines, so that two targets whose jobs differ only in those share
+/// one run (a failure is reported against each target's own row).
+fn run_identity(spec: &RunSpec) -> String {
+    let mut spec = spec.clone();
+    if let Some(job) = spec.job.as_mut() {
+        job.path.clear();
+        job.text = job
+            .text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with(';') && !l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    serde_json::to_string(&spec).expect("a RunSpec serializes")
 }
 
 /// Nelder-Mead's view: the continuous coordinates, with the grid keys fixed.
@@ -519,4 +538,29 @@ pub fn sensitivities(p: &Problem, at: &[f64]) -> Vec<Sensitivity> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jobs_differing_only_in_comments_and_name_are_one_run() {
+        let spec = |path: &str, text: &str| RunSpec {
+            job: Some(Source {
+                path: path.into(),
+                text: text.into(),
+            }),
+            seed: 3,
+            ..Default::default()
+        };
+        let a = spec("high.fio", "; the high share\n[global]\nbs=4k\n\n# same job\n[j]\n  rw=randread\n");
+        let b = spec("low.fio", "[global]\nbs=4k\n[j]\nrw=randread\n");
+        assert_eq!(run_identity(&a), run_identity(&b));
+        let c = spec("low.fio", "[global]\nbs=8k\n[j]\nrw=randread\n");
+        assert_ne!(run_identity(&b), run_identity(&c), "a different option is another run");
+        let mut d = b.clone();
+        d.seed = 4;
+        assert_ne!(run_identity(&b), run_identity(&d), "another seed is another run");
+    }
 }

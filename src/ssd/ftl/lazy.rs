@@ -86,7 +86,7 @@ pub(super) struct PlanKey {
 /// every slot (0.1 s for a 400 GB drive, 0.6 s for 1.6 TB); a plan holds a
 /// bit per slot and 8 bytes per block visit (85 MB for 1.6 TB, 20 MB for
 /// 400 GB).
-static PLANS: std::sync::Mutex<Vec<(PlanKey, Arc<Plan>)>> = std::sync::Mutex::new(Vec::new());
+static PLANS: std::sync::Mutex<Vec<(PlanKey, Kept<Plan>)>> = std::sync::Mutex::new(Vec::new());
 /// A design choice, not a model number: enough for a sweep's seeds (the
 /// examples use 2 and 3) or a scenario's drives, and at most 340 MB of plans
 /// for the 1.6 TB drive in a process that runs many (Python).
@@ -185,29 +185,33 @@ impl Plan {
     }
 }
 
+/// A kept value, or one being made: the first worker to ask makes it,
+/// the others asking meanwhile wait for it instead of making it again.
+type Kept<V> = Arc<std::sync::OnceLock<Arc<V>>>;
+
 /// The value `kept` holds for `key`, moved to the front, or `make()`'s, kept
 /// in front of at most `PLANS_KEPT - 1` others. `make` runs outside the
-/// lock: other workers go on meanwhile (two may make the same value once).
+/// list's lock: workers asking for other keys go on meanwhile, and those
+/// asking for the same key wait for it (a calibration candidate's random
+/// read and random write start together on one drive and share its plan).
+/// If `make` panics, the next caller makes the value.
 fn kept_or_make<K: PartialEq + Copy, V>(
-    kept: &std::sync::Mutex<Vec<(K, Arc<V>)>>,
+    kept: &std::sync::Mutex<Vec<(K, Kept<V>)>>,
     key: K,
     make: impl FnOnce() -> V,
 ) -> Arc<V> {
-    {
+    let slot = {
         let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = kept.iter().position(|(k, _)| *k == key) {
-            let e = kept.remove(i);
-            let v = e.1.clone();
-            kept.insert(0, e);
-            return v;
-        }
-    }
-    let v = Arc::new(make());
-    let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
-    kept.retain(|(k, _)| *k != key);
-    kept.insert(0, (key, v.clone()));
-    kept.truncate(PLANS_KEPT);
-    v
+        let e = match kept.iter().position(|(k, _)| *k == key) {
+            Some(i) => kept.remove(i),
+            None => (key, Kept::default()),
+        };
+        let slot = e.1.clone();
+        kept.insert(0, e);
+        kept.truncate(PLANS_KEPT);
+        slot
+    };
+    slot.get_or_init(|| Arc::new(make())).clone()
 }
 
 /// What a lazily built precondition placed where: the two questions the
@@ -736,6 +740,41 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &get(1)), "1 dropped");
         assert_eq!(*get(2), 20);
         assert_eq!(made.get(), PLANS_KEPT + 2, "2 was not dropped");
+    }
+
+    #[test]
+    fn workers_asking_for_a_plan_being_made_wait_for_it() {
+        let kept = std::sync::Mutex::new(Vec::new());
+        let made = std::sync::atomic::AtomicUsize::new(0);
+        let started = std::sync::Barrier::new(4);
+        let got: Vec<Arc<u32>> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        started.wait();
+                        kept_or_make(&kept, 7u32, || {
+                            made.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                            // Long enough that the others ask while it is made.
+                            std::thread::sleep(std::time::Duration::from_millis(200));
+                            70
+                        })
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(made.load(std::sync::atomic::Ordering::SeqCst), 1, "made more than once");
+        assert!(got.iter().all(|g| Arc::ptr_eq(g, &got[0]) && **g == 70));
+    }
+
+    #[test]
+    fn a_plan_whose_making_panicked_is_made_by_the_next_caller() {
+        let kept = std::sync::Mutex::new(Vec::new());
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            kept_or_make(&kept, 1u32, || -> u32 { panic!("make failed") })
+        }));
+        assert!(r.is_err());
+        assert_eq!(*kept_or_make(&kept, 1u32, || 10), 10);
     }
 
     #[test]
