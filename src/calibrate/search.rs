@@ -554,7 +554,10 @@ mod tests {
             seed: 3,
             ..Default::default()
         };
-        let a = spec("high.fio", "; the high share\n[global]\nbs=4k\n\n# same job\n[j]\n  rw=randread\n");
+        let a = spec(
+            "high.fio",
+            "; the high share\n[global]\nbs=4k\n\n# same job\n[j]\n  rw=randread\n",
+        );
         let b = spec("low.fio", "[global]\nbs=4k\n[j]\nrw=randread\n");
         assert_eq!(run_identity(&a), run_identity(&b));
         let c = spec("low.fio", "[global]\nbs=8k\n[j]\nrw=randread\n");

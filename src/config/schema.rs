@@ -859,6 +859,17 @@ pub struct GcConfig {
     pub stop_free_blocks: u32,
     /// At or below this many free blocks on a die, its GC runs before user writes (foreground GC).
     pub urgent_free_blocks: u32,
+    /// Pace active GC with user writes (opt-in, experimental): for every
+    /// user slot programmed on a die while its GC is active, GC copies the
+    /// victim's share (its valid slots over the slots the victim frees net
+    /// of them) before the next user program, so free space is made a
+    /// program at a time. False (the default): active GC takes a die only
+    /// when no user write is queued on it, until the urgent level, then
+    /// copies whole victims ahead of every user write; under sustained
+    /// random writes every die reaches that level together and host writes
+    /// stall for hundreds of milliseconds at a time (README, "Known gaps").
+    #[serde(default)]
+    pub pacing: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -43,6 +43,13 @@ struct GcState {
     cursor: usize,
     /// A GC read/program of this die is queued or running.
     in_flight: bool,
+    /// Pacing (`[device.ssd.gc] pacing`): GC slots owed for the user slots
+    /// programmed while GC is active; GC goes before user writes while it is
+    /// positive.
+    debt: f64,
+    /// GC slots to copy per user slot programmed, from the current victim:
+    /// its valid slots over the slots its erase frees net of them.
+    ratio: f64,
 }
 
 pub struct Ssd {
@@ -290,6 +297,15 @@ impl Ssd {
         self.ftl.free_blocks(die) <= self.gc_cfg.urgent_free_blocks
     }
 
+    /// With pacing on, whether active GC is owed die time for the user
+    /// writes programmed since it started: it then goes before user writes,
+    /// as urgent GC does, but a program or so at a time.
+    #[inline]
+    fn gc_turn(&self, die: u32) -> bool {
+        let g = &self.gc[die as usize];
+        self.gc_cfg.pacing && g.active && g.debt > 0.0
+    }
+
     /// Start the next operation on `die` if it is idle. With suspend on, a
     /// busy die may suspend its program or erase for queued reads, and a
     /// suspended die serves its reads or resumes.
@@ -305,7 +321,7 @@ impl Ssd {
             self.serve_suspended(now, die, q);
             return;
         }
-        let urgent = self.gc_urgent(die);
+        let urgent = self.gc_urgent(die) || self.gc_turn(die);
         // A user program cannot start on a die with no room outside the GC reserve.
         let Some(op_id) = self.dies[d].pick(self.policy, urgent, &self.ops) else {
             return;
@@ -329,6 +345,15 @@ impl Ssd {
             }
             (op.kind, op.pages, op.bytes, op.array_ns)
         };
+        if self.gc_cfg.pacing {
+            let g = &mut self.gc[d];
+            let slots = (bytes / self.unit_bytes.max(1)) as f64;
+            match kind {
+                OpKind::UserProgram if g.active => g.debt += slots * g.ratio,
+                OpKind::GcProgram => g.debt = (g.debt - slots).max(0.0),
+                _ => {}
+            }
+        }
         let ch = self.ftl.channel_of_die(die) as usize;
         let planes = self.geom.planes_per_die.max(1);
         let die_state = &mut self.dies[d];
@@ -879,16 +904,22 @@ impl Ssd {
         if self.gc[d].victim.is_none() {
             if self.ftl.free_blocks(die) >= self.gc_cfg.stop_free_blocks {
                 self.gc[d].active = false;
+                self.gc[d].debt = 0.0;
                 return;
             }
             let Some(v) = self.ftl.gc_pick_victim(die) else {
                 self.gc[d].active = false;
+                self.gc[d].debt = 0.0;
                 return;
             };
             self.gc_victims += 1;
             let mut lpns = std::mem::take(&mut self.gc[d].lpns);
             lpns.clear();
             self.ftl.gc_valid_lpns(v, &mut lpns);
+            // Collecting the victim frees a block for its valid slots copied:
+            // the user may program the rest (at least one slot) meanwhile.
+            let spb = self.geom.slots_per_block() as f64;
+            self.gc[d].ratio = lpns.len() as f64 / (spb - lpns.len() as f64).max(1.0);
             self.gc[d].lpns = lpns;
             self.gc[d].cursor = 0;
             self.gc[d].victim = Some(v);

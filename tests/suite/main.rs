@@ -14,6 +14,7 @@ mod fio_sync;
 mod fio_text;
 mod fio_timing;
 mod fuzz;
+mod gc_pacing;
 mod hmb;
 mod host_scale;
 mod invariants;
