@@ -24,7 +24,9 @@ pub enum Precondition {
     /// refill the free-block pool (GC idle at time zero).
     SteadyState,
     /// In the middle of sustained random overwrites: the same layout with the
-    /// free pool at the urgent threshold, so foreground GC runs from the start.
+    /// free pool at the urgent threshold, so foreground GC runs from the start
+    /// (with `[device.ssd.gc] pacing`, at the start threshold, where paced GC
+    /// holds it).
     Sustained,
 }
 
@@ -86,10 +88,12 @@ impl Ssd {
                 // has fallen behind and foreground GC holds it at the
                 // urgent level. Either way add the unwritten half of
                 // the open user and GC stripes (one block per plane).
-                let pool = if pre == Precondition::Sustained {
-                    s.gc.urgent_free_blocks
-                } else {
-                    s.gc.stop_free_blocks
+                // With GC paced (`gc.pacing`) it keeps up with the writes
+                // from the start level on, and holds the pool there.
+                let pool = match pre {
+                    Precondition::Sustained if s.gc.pacing => s.gc.start_free_blocks,
+                    Precondition::Sustained => s.gc.urgent_free_blocks,
+                    _ => s.gc.stop_free_blocks,
                 };
                 ssd.ftl.precondition_steady_state(seed, pool + s.nand.planes_per_die);
             }
