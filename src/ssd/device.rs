@@ -50,6 +50,10 @@ struct GcState {
     /// GC slots to copy per user slot programmed, from the current victim:
     /// its valid slots over the slots its erase frees net of them.
     ratio: f64,
+    /// The current victim's valid slots when picked, and those GC has
+    /// moved so far (fewer: the user overwrites some meanwhile).
+    listed: usize,
+    moved: usize,
 }
 
 pub struct Ssd {
@@ -350,7 +354,9 @@ impl Ssd {
             let slots = (bytes / self.unit_bytes.max(1)) as f64;
             match kind {
                 OpKind::UserProgram if g.active => g.debt += slots * g.ratio,
-                OpKind::GcProgram => g.debt = (g.debt - slots).max(0.0),
+                // GC ahead of its debt (on a die with no user write queued)
+                // is credit, up to a block's worth.
+                OpKind::GcProgram => g.debt = (g.debt - slots).max(-(self.geom.slots_per_block() as f64)),
                 _ => {}
             }
         }
@@ -605,6 +611,7 @@ impl Ssd {
             OpKind::GcProgram => {
                 let moved = self.ftl.gc_move(die, &op.lpns, op.tag);
                 self.gc_pages_copied += moved as u64;
+                self.gc[d].moved += moved;
                 self.gc[d].in_flight = false;
                 self.gc_step(now, die);
                 self.recycle(op.lpns);
@@ -920,6 +927,8 @@ impl Ssd {
             // the user may program the rest (at least one slot) meanwhile.
             let spb = self.geom.slots_per_block() as f64;
             self.gc[d].ratio = lpns.len() as f64 / (spb - lpns.len() as f64).max(1.0);
+            self.gc[d].listed = lpns.len();
+            self.gc[d].moved = 0;
             self.gc[d].lpns = lpns;
             self.gc[d].cursor = 0;
             self.gc[d].victim = Some(v);
@@ -952,6 +961,15 @@ impl Ssd {
             self.gc[d].cursor += n;
             self.dies[d].gc.push_back(id);
         } else {
+            if self.gc_cfg.pacing {
+                // The slots the user overwrote before GC reached them needed
+                // no copy: the erase frees that much more room than the
+                // debt charged for, so the user is owed it back (else the
+                // free pool climbs, a victim at a time, to the stop level).
+                let g = &mut self.gc[d];
+                let spared = g.listed.saturating_sub(g.moved) as f64;
+                g.debt = (g.debt - spared * g.ratio).max(-(self.geom.slots_per_block() as f64));
+            }
             let id = self.new_op(OpKind::Erase, die, 0, 0, victim, self.erase_ns);
             self.dies[d].gc.push_back(id);
         }

@@ -47,8 +47,12 @@ fn paced_gc_keeps_sustained_random_writes_steady() {
     let mean = paced.iter().sum::<f64>() / paced.len() as f64;
     let min = paced.iter().cloned().fold(f64::INFINITY, f64::min);
     assert!(mean > 10_000.0, "{paced:?}");
-    // Every 100 ms interval within 20% of the mean (measured: 88k-94k
-    // around 92k; without pacing intervals of 32k and gaps of 0.3-0.7 s).
+    let max = paced.iter().cloned().fold(0.0, f64::max);
+    // Every 100 ms interval within 20% of the mean (measured: 104k-106k;
+    // without pacing intervals of 32k and gaps of 0.3-0.7 s, and with pacing
+    // but no credit for the victims' overwritten slots, 133-156k bursts
+    // when the free pool reached the stop level).
     assert!(min > 0.8 * mean, "paced: min {min:.0} mean {mean:.0}: {paced:?}");
+    assert!(max < 1.2 * mean, "paced: max {max:.0} mean {mean:.0}: {paced:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
