@@ -152,7 +152,7 @@ struct MachineArgs {
     device: Option<String>,
     /// Device state at time zero: none (fresh), sequential (every LBA written once), working-set (the jobs' files
     /// written once, as a prefill job would), steady-state (after long random overwrites, GC caught up), sustained
-    /// (during sustained random overwrites: foreground GC from the start).
+    /// (during sustained random overwrites: GC active and paced with the writes from the start).
     #[arg(long, default_value = "steady-state", value_name = "STATE")]
     precondition: String,
     /// Queue-map policy: which hardware queue a request goes to (per-core, rw-isolation,

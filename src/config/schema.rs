@@ -859,16 +859,17 @@ pub struct GcConfig {
     pub stop_free_blocks: u32,
     /// At or below this many free blocks on a die, its GC runs before user writes (foreground GC).
     pub urgent_free_blocks: u32,
-    /// Pace active GC with user writes (opt-in, experimental): for every
-    /// user slot programmed on a die while its GC is active, GC copies the
-    /// victim's share (its valid slots over the slots the victim frees net
-    /// of them) before the next user program, so free space is made a
-    /// program at a time. False (the default): active GC takes a die only
-    /// when no user write is queued on it, until the urgent level, then
-    /// copies whole victims ahead of every user write; under sustained
-    /// random writes every die reaches that level together and host writes
-    /// stall for hundreds of milliseconds at a time (README, "Known gaps").
-    #[serde(default)]
+    /// Pace active GC with user writes (the default): for every user slot
+    /// programmed on a die while its GC is active, GC copies the victim's
+    /// share (its valid slots over the slots the victim frees net of them)
+    /// before the next user program, so free space is made a program at a
+    /// time; slots the user overwrites before GC reaches them are credited
+    /// back at the erase. False: active GC takes a die only when no user
+    /// write is queued on it, until the urgent level, then copies whole
+    /// victims ahead of every user write; under sustained random writes
+    /// every die reaches that level together and host writes stall for
+    /// hundreds of milliseconds at a time (the model before 2026-11-26).
+    #[serde(default = "pacing_default")]
     pub pacing: bool,
 }
 
@@ -1080,4 +1081,11 @@ fn ioprio_none() -> String {
 
 fn poll_max_default() -> u64 {
     32768
+}
+
+/// GC pacing on: firmware that lets writes run until the urgent level and
+/// then stalls every die together is not what enterprise drives show
+/// (README, "GC pacing"); model choice, not a drive figure.
+fn pacing_default() -> bool {
+    true
 }
