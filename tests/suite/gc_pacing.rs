@@ -1,6 +1,6 @@
-//! `[device.ssd.gc] pacing` (opt-in): active GC paced with user writes keeps
+//! `[device.ssd.gc] pacing` (on by default): active GC paced with user writes keeps
 //! sustained random writes steady, where whole-victim urgent GC stalls every
-//! die together (README, "Known gaps").
+//! die together (README, "GC pacing" under Known gaps).
 
 use std::process::Command;
 
