@@ -48,12 +48,21 @@ struct GcState {
     /// positive.
     debt: f64,
     /// GC slots to copy per user slot programmed, from the current victim:
-    /// its valid slots over the slots its erase frees net of them.
+    /// its valid slots when picked (`lpns`) over the slots its erase frees
+    /// net of them.
     ratio: f64,
-    /// The current victim's valid slots when picked, and those GC has
-    /// moved so far (fewer: the user overwrites some meanwhile).
-    listed: usize,
+    /// The current victim's slots GC has moved so far (fewer than `lpns`:
+    /// the user overwrites some meanwhile).
     moved: usize,
+}
+
+impl GcState {
+    /// Pay `slots` of the pacing debt. GC ahead of its debt (on a die with
+    /// no user write queued, or slots it found overwritten) is credit, up
+    /// to a block's worth (`spb` slots).
+    fn pay(&mut self, slots: f64, spb: f64) {
+        self.debt = (self.debt - slots).max(-spb);
+    }
 }
 
 pub struct Ssd {
@@ -349,14 +358,13 @@ impl Ssd {
             }
             (op.kind, op.pages, op.bytes, op.array_ns)
         };
-        if self.gc_cfg.pacing {
-            let g = &mut self.gc[d];
+        if self.gc_cfg.pacing && matches!(kind, OpKind::UserProgram | OpKind::GcProgram) {
             let slots = (bytes / self.unit_bytes.max(1)) as f64;
+            let spb = self.geom.slots_per_block() as f64;
+            let g = &mut self.gc[d];
             match kind {
                 OpKind::UserProgram if g.active => g.debt += slots * g.ratio,
-                // GC ahead of its debt (on a die with no user write queued)
-                // is credit, up to a block's worth.
-                OpKind::GcProgram => g.debt = (g.debt - slots).max(-(self.geom.slots_per_block() as f64)),
+                OpKind::GcProgram => g.pay(slots, spb),
                 _ => {}
             }
         }
@@ -927,7 +935,6 @@ impl Ssd {
             // the user may program the rest (at least one slot) meanwhile.
             let spb = self.geom.slots_per_block() as f64;
             self.gc[d].ratio = lpns.len() as f64 / (spb - lpns.len() as f64).max(1.0);
-            self.gc[d].listed = lpns.len();
             self.gc[d].moved = 0;
             self.gc[d].lpns = lpns;
             self.gc[d].cursor = 0;
@@ -966,9 +973,10 @@ impl Ssd {
                 // no copy: the erase frees that much more room than the
                 // debt charged for, so the user is owed it back (else the
                 // free pool climbs, a victim at a time, to the stop level).
+                let spb = self.geom.slots_per_block() as f64;
                 let g = &mut self.gc[d];
-                let spared = g.listed.saturating_sub(g.moved) as f64;
-                g.debt = (g.debt - spared * g.ratio).max(-(self.geom.slots_per_block() as f64));
+                let spared = g.lpns.len().saturating_sub(g.moved) as f64;
+                g.pay(spared * g.ratio, spb);
             }
             let id = self.new_op(OpKind::Erase, die, 0, 0, victim, self.erase_ns);
             self.dies[d].gc.push_back(id);
