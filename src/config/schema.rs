@@ -473,6 +473,23 @@ pub struct SetArbitration {
     pub burst: Option<u32>,
 }
 
+/// `[device.nvme] buffer_grant`: who gets freed write-buffer room.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BufferGrant {
+    /// The oldest waiting command of all blocked SQs.
+    #[default]
+    Arrival,
+    /// The blocked SQ the arbitration mechanism picks (weights and classes).
+    Arbitration,
+}
+
+impl BufferGrant {
+    pub fn is_arrival(&self) -> bool {
+        *self == BufferGrant::Arrival
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ArbitrationMechanism {
@@ -613,6 +630,20 @@ pub struct NvmeConfig {
     /// may be processed in any order), so it is the firmware's choice.
     #[serde(default)]
     pub acceptance_window: u32,
+    /// Which waiting write gets write-buffer room when the NAND frees some:
+    /// `arrival` (default), the oldest waiting command of all SQs, as a
+    /// firmware with one internal command queue in fetch order would grant
+    /// it; `arbitration`, the head of the blocked SQ that the controller's
+    /// arbitration mechanism (with its weights) would pick, as a firmware
+    /// that keeps per-SQ or per-class queues past the fetch would. NVMe
+    /// (base spec 1.3, 4.11) leaves the transfer of commands into the
+    /// controller to the vendor and arbitrates among candidate commands
+    /// ready for processing, without saying whether a write waiting for
+    /// buffer room is one, and no datasheet gives either order for a given
+    /// drive: `arrival` is the assumption every scenario ran with before
+    /// this switch (ESTIMATE; docs/presets.md E27).
+    #[serde(default, skip_serializing_if = "BufferGrant::is_arrival")]
+    pub buffer_grant: BufferGrant,
     /// Maximum Data Transfer Size (Identify Controller MDTS) in bytes: the
     /// largest command the controller takes; 0 = no limit reported, and then
     /// the Linux driver's own cap, NVME_MAX_KB_SZ = 4096 KiB

@@ -141,7 +141,46 @@ pub struct Arbiter {
     pub forfeited: [u64; 3],
 }
 
+/// What a pick changes in an [`Arbiter`]: saved before a tentative pick and
+/// put back if the pick is not used (a write-buffer grant that finds the
+/// buffer full again).
+#[derive(Debug, Clone, Copy)]
+pub struct ArbiterTurn {
+    next_in_class: [usize; 4],
+    ring_next: usize,
+    credits: [u32; 3],
+    class_turn: usize,
+    launched: [u64; 4],
+    launched_admin: u64,
+    rounds: u64,
+    forfeited: [u64; 3],
+}
+
 impl Arbiter {
+    pub fn turn(&self) -> ArbiterTurn {
+        ArbiterTurn {
+            next_in_class: self.next_in_class,
+            ring_next: self.ring_next,
+            credits: self.credits,
+            class_turn: self.class_turn,
+            launched: self.launched,
+            launched_admin: self.launched_admin,
+            rounds: self.rounds,
+            forfeited: self.forfeited,
+        }
+    }
+
+    pub fn restore(&mut self, t: ArbiterTurn) {
+        self.next_in_class = t.next_in_class;
+        self.ring_next = t.ring_next;
+        self.credits = t.credits;
+        self.class_turn = t.class_turn;
+        self.launched = t.launched;
+        self.launched_admin = t.launched_admin;
+        self.rounds = t.rounds;
+        self.forfeited = t.forfeited;
+    }
+
     pub fn new(mechanism: Mechanism, feature: ArbitrationFeature, prio: Vec<QPrio>) -> Self {
         let mut members: [Vec<u32>; 4] = Default::default();
         for (i, p) in prio.iter().enumerate() {

@@ -10,7 +10,7 @@
 //! The controller sees the host only through [`HostPort`]: the SQ and admin
 //! SQ rings and the HMB in host memory, and the CQs its CQEs land in.
 
-use super::arbitration::{ArbitrationFeature, Pick};
+use super::arbitration::{Arbiter, ArbitrationFeature, Pick};
 use super::controller::{Controller, HMB_IO_CMD};
 use super::pcie::CQE_BYTES;
 use super::{Cqe, HostPort, Sqe, SQE_FLUSH, SQE_FUA};
@@ -198,6 +198,9 @@ impl Controller {
             .feature
             .with(set.high_weight, set.medium_weight, set.low_weight, set.burst);
         self.arb.set_feature(f);
+        if let Some(g) = self.grant.as_mut() {
+            g.set_feature(f);
+        }
         let done = SetFeaturesDone {
             applied: f,
             launched_before: self.arb.launched,
@@ -379,15 +382,32 @@ impl Controller {
             }
             self.hmb_waiting.pop_front();
         }
-        // Waiting commands get the freed space in the order they arrived,
-        // whatever their SQ: the oldest waiting command of all blocked SQs
-        // goes first, and nothing overtakes it while it cannot start (a
-        // firmware's single internal command queue, served in fetch order).
+        // `arrival`: waiting commands get the freed space in the order they
+        // arrived, whatever their SQ: the oldest waiting command of all
+        // blocked SQs goes first, and nothing overtakes it while it cannot
+        // start (a firmware's single internal command queue, served in fetch
+        // order). `arbitration`: the head of the blocked SQ the grant
+        // arbiter picks goes first, and nothing overtakes it either.
         let mut any = false;
-        while let Some((sq, cid)) = self.oldest_waiting() {
-            if !self.try_start(now, cid, Some(&mut *ssd), host, q) {
+        loop {
+            let saved = self.grant.as_ref().map(Arbiter::turn);
+            let next = if self.grant.is_some() {
+                self.grant_pick()
+            } else {
+                self.oldest_waiting()
+            };
+            let started = match next {
+                Some((_, cid)) => self.try_start(now, cid, Some(&mut *ssd), host, q),
+                None => false,
+            };
+            if !started {
+                // The grant was not used: the arbiter's turn stays where it was.
+                if let (Some(g), Some(t)) = (self.grant.as_mut(), saved) {
+                    g.restore(t);
+                }
                 break;
             }
+            let Some((sq, _)) = next else { break };
             let s = &mut self.sqs[sq];
             s.waiting.pop_front();
             // The window counts passes of the command now at the head.
@@ -399,6 +419,26 @@ impl Controller {
         }
         if any {
             self.kick_fetch(now, host, q);
+        }
+    }
+
+    /// The blocked SQ the grant arbiter picks, and its head command.
+    fn grant_pick(&mut self) -> Option<(usize, u32)> {
+        let (sqs, mask) = (&self.sqs, &mut self.grant_mask);
+        mask.iter_mut().for_each(|w| *w = 0);
+        for (i, s) in sqs.iter().enumerate() {
+            if s.blocked && !s.waiting.is_empty() {
+                mask[i / 64] |= 1u64 << (i % 64);
+            }
+        }
+        let g = self.grant.as_mut()?;
+        let ready = |i: u32| {
+            let s = &sqs[i as usize];
+            u32::from(s.blocked && !s.waiting.is_empty())
+        };
+        match g.pick(0, ready, 1, mask)? {
+            Pick::Io { sq, .. } => sqs[sq as usize].waiting.front().map(|&c| (sq as usize, c)),
+            Pick::Admin(_) => None,
         }
     }
 

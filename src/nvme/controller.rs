@@ -13,7 +13,7 @@
 use super::arbitration::{Arbiter, ArbitrationFeature, Mechanism, Pick, QPrio};
 use super::pcie::{PcieLink, SQE_BYTES};
 use super::HostPort;
-use crate::config::NvmeConfig;
+use crate::config::{BufferGrant, NvmeConfig};
 use crate::sim::{FcfsServer, Ns};
 use std::collections::VecDeque;
 
@@ -97,6 +97,12 @@ pub struct Controller {
     pub(super) slots_total: u32,
     pub(super) slots_free: u32,
     pub(super) arb: Arbiter,
+    /// `buffer_grant = "arbitration"`: a second arbiter of the same mechanism
+    /// and weights that picks which blocked SQ gets freed write-buffer room
+    /// (None: the oldest waiting command gets it).
+    pub(super) grant: Option<Arbiter>,
+    /// The blocked SQs, as a bit set, for `grant`'s round robin.
+    pub(super) grant_mask: Vec<u64>,
     /// The fetch engine is issuing a fetch until this time.
     pub(super) fetch_engine: FcfsServer,
     pub(super) fetch_scheduled: bool,
@@ -231,6 +237,9 @@ impl Controller {
             admin: AdminSq::default(),
             slots_total: c.command_slots.max(1),
             slots_free: c.command_slots.max(1),
+            grant: (c.buffer_grant == BufferGrant::Arbitration)
+                .then(|| Arbiter::new(mechanism, feature, prios.clone())),
+            grant_mask: vec![0; nr_sqs.div_ceil(64)],
             arb: Arbiter::new(mechanism, feature, prios),
             fetch_engine: FcfsServer::default(),
             fetch_scheduled: false,

@@ -32,6 +32,10 @@ struct Setup {
     seed: u64,
     quick_scale: f64,
     slot_sensitivity: Vec<u32>,
+    /// Part 1's write workloads also run with `[device.nvme] buffer_grant =
+    /// "arbitration"` at the preset's slots (a sensitivity variant).
+    #[serde(default)]
+    buffer_grant_sensitivity: bool,
     apps: Apps,
     fgbg: FgBg,
     overhead: Overhead,
@@ -118,6 +122,11 @@ impl Ctx<'_> {
 
     /// Machine config text: host + device + queue map + arbitration (+ slots).
     fn config(&self, policy: &str, arbitration: &str, slots: Option<u32>) -> String {
+        self.config_grant(policy, arbitration, slots, false)
+    }
+
+    /// As `config`, with `buffer_grant = "arbitration"` when `grant`.
+    fn config_grant(&self, policy: &str, arbitration: &str, slots: Option<u32>, grant: bool) -> String {
         let s = self.setup;
         let mut t = format!(
             "[host]\nextends = \"{}\"\n\n[device]\nextends = \"{}\"\n\n[device.queue_map]\npolicy = \"{policy}\"\n",
@@ -126,8 +135,14 @@ impl Ctx<'_> {
         if policy == "wrr-ioprio" {
             let _ = writeln!(t, "sq_per_core = {}", s.sq_per_core);
         }
+        if slots.is_some() || grant {
+            let _ = write!(t, "\n[device.nvme]\n");
+        }
         if let Some(n) = slots {
-            let _ = write!(t, "\n[device.nvme]\ncommand_slots = {n}\n");
+            let _ = writeln!(t, "command_slots = {n}");
+        }
+        if grant {
+            let _ = writeln!(t, "buffer_grant = \"arbitration\"");
         }
         let _ = write!(t, "\n[device.arbitration]\n{arbitration}");
         t
@@ -260,8 +275,24 @@ Each application is {} fio jobs at QD {}, {} I/O, {} ms. IOPS and bandwidth per 
         .collect();
     let mut part1_plot: Vec<Panel> = Vec::new();
     for rw in &setup.apps.workloads {
-        for slots in &slot_variants {
-            let label = format!("{rw}, {}", slots_label(*slots, dev.nvme.command_slots));
+        let ddir = if rw.contains("read") { "read" } else { "write" };
+        // (slots, write-buffer room granted by arbitration): the grant
+        // variant only where commands wait for the buffer (writes).
+        let variants: Vec<(Option<u32>, bool)> = slot_variants
+            .iter()
+            .map(|&n| (n, false))
+            .chain((setup.buffer_grant_sensitivity && ddir == "write").then_some((None, true)))
+            .collect();
+        for &(slots, grant) in &variants {
+            let slots = &slots;
+            let label = if grant {
+                format!(
+                    "{rw}, {}, write-buffer room granted by arbitration (sensitivity)",
+                    slots_label(*slots, dev.nvme.command_slots)
+                )
+            } else {
+                format!("{rw}, {}", slots_label(*slots, dev.nvme.command_slots))
+            };
             let _ = writeln!(md, "### {label}\n");
             let _ = writeln!(
                 md,
@@ -284,11 +315,18 @@ Each application is {} fio jobs at QD {}, {} I/O, {} ms. IOPS and bandwidth per 
                     points: Vec::new(),
                 })
                 .collect();
-            let ddir = if rw.contains("read") { "read" } else { "write" };
             for (si, st) in setup.apps.setting.iter().enumerate() {
-                let stem = format!("apps-{rw}-{}{}", slug(&st.name), slots_suffix(*slots));
+                let grant_suffix = if grant { "-grant-arbitration" } else { "" };
+                let stem = format!("apps-{rw}-{}{}{grant_suffix}", slug(&st.name), slots_suffix(*slots));
                 let job = apps_job(&c, rw, &setup.apps.app, c.ms(setup.apps.runtime_ms));
-                let cfg = c.config("wrr-ioprio", &arbitration_keys(st), *slots);
+                let cfg = c.config_grant("wrr-ioprio", &arbitration_keys(st), *slots, grant);
+                // Rows of the grant variant carry their own variant name, so
+                // the study figures' filters (setting, rw, slots) never mix them in.
+                let variant = if grant {
+                    format!("{} (grant by arbitration)", st.name)
+                } else {
+                    st.name.clone()
+                };
                 let (v, _) = c.run(&stem, &cfg, &job, setup.seed)?;
                 let mut cells = Vec::new();
                 let mut total = 0.0;
@@ -297,12 +335,15 @@ Each application is {} fio jobs at QD {}, {} I/O, {} ms. IOPS and bandwidth per 
                     total += iops;
                     cells.push(format!("{} ({bw:.0})", k(iops)));
                     series[ai].points.push((si as f64, iops / 1e3));
-                    let ex = [
+                    let mut ex = vec![
                         ("rw", json!(rw)),
                         ("command_slots", json!(slots.unwrap_or(dev.nvme.command_slots))),
                     ];
-                    c.rows.push(row_with(&st.name, &a.name, "app_iops", iops, "IOPS", &ex));
-                    c.rows.push(row_with(&st.name, &a.name, "app_bw", bw, "MiB/s", &ex));
+                    if grant {
+                        ex.push(("buffer_grant", json!("arbitration")));
+                    }
+                    c.rows.push(row_with(&variant, &a.name, "app_iops", iops, "IOPS", &ex));
+                    c.rows.push(row_with(&variant, &a.name, "app_bw", bw, "MiB/s", &ex));
                 }
                 let l = launched(&v);
                 let _ = writeln!(
