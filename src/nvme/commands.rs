@@ -396,18 +396,14 @@ impl Controller {
             } else {
                 self.oldest_waiting()
             };
-            let started = match next {
-                Some((_, cid)) => self.try_start(now, cid, Some(&mut *ssd), host, q),
-                None => false,
-            };
-            if !started {
+            let started = next.filter(|&(_, cid)| self.try_start(now, cid, Some(&mut *ssd), host, q));
+            let Some((sq, _)) = started else {
                 // The grant was not used: the arbiter's turn stays where it was.
                 if let (Some(g), Some(t)) = (self.grant.as_mut(), saved) {
                     g.restore(t);
                 }
                 break;
-            }
-            let Some((sq, _)) = next else { break };
+            };
             let s = &mut self.sqs[sq];
             s.waiting.pop_front();
             // The window counts passes of the command now at the head.
@@ -425,18 +421,14 @@ impl Controller {
     /// The blocked SQ the grant arbiter picks, and its head command.
     fn grant_pick(&mut self) -> Option<(usize, u32)> {
         let (sqs, mask) = (&self.sqs, &mut self.grant_mask);
+        // An SQ is a candidate while its head waits for room.
+        let waits = |i: usize| sqs[i].blocked && !sqs[i].waiting.is_empty();
         mask.iter_mut().for_each(|w| *w = 0);
-        for (i, s) in sqs.iter().enumerate() {
-            if s.blocked && !s.waiting.is_empty() {
-                mask[i / 64] |= 1u64 << (i % 64);
-            }
+        for i in (0..sqs.len()).filter(|&i| waits(i)) {
+            mask[i / 64] |= 1u64 << (i % 64);
         }
         let g = self.grant.as_mut()?;
-        let ready = |i: u32| {
-            let s = &sqs[i as usize];
-            u32::from(s.blocked && !s.waiting.is_empty())
-        };
-        match g.pick(0, ready, 1, mask)? {
+        match g.pick(0, |i| u32::from(waits(i as usize)), 1, mask)? {
             Pick::Io { sq, .. } => sqs[sq as usize].waiting.front().map(|&c| (sq as usize, c)),
             Pick::Admin(_) => None,
         }

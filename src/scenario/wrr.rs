@@ -283,16 +283,13 @@ Each application is {} fio jobs at QD {}, {} I/O, {} ms. IOPS and bandwidth per 
             .map(|&n| (n, false))
             .chain((setup.buffer_grant_sensitivity && ddir == "write").then_some((None, true)))
             .collect();
-        for &(slots, grant) in &variants {
-            let slots = &slots;
-            let label = if grant {
-                format!(
-                    "{rw}, {}, write-buffer room granted by arbitration (sensitivity)",
-                    slots_label(*slots, dev.nvme.command_slots)
-                )
-            } else {
-                format!("{rw}, {}", slots_label(*slots, dev.nvme.command_slots))
-            };
+        for (slots, grant) in &variants {
+            let grant = *grant;
+            let mut label = format!("{rw}, {}", slots_label(*slots, dev.nvme.command_slots));
+            if grant {
+                label += ", write-buffer room granted by arbitration (sensitivity)";
+            }
+            let grant_suffix = if grant { "-grant-arbitration" } else { "" };
             let _ = writeln!(md, "### {label}\n");
             let _ = writeln!(
                 md,
@@ -316,7 +313,6 @@ Each application is {} fio jobs at QD {}, {} I/O, {} ms. IOPS and bandwidth per 
                 })
                 .collect();
             for (si, st) in setup.apps.setting.iter().enumerate() {
-                let grant_suffix = if grant { "-grant-arbitration" } else { "" };
                 let stem = format!("apps-{rw}-{}{}{grant_suffix}", slug(&st.name), slots_suffix(*slots));
                 let job = apps_job(&c, rw, &setup.apps.app, c.ms(setup.apps.runtime_ms));
                 let cfg = c.config_grant("wrr-ioprio", &arbitration_keys(st), *slots, grant);
