@@ -478,15 +478,22 @@ pub struct SetArbitration {
 #[serde(rename_all = "kebab-case")]
 pub enum BufferGrant {
     /// The oldest waiting command of all blocked SQs.
-    #[default]
     Arrival,
     /// The blocked SQ the arbitration mechanism picks (weights and classes).
+    #[default]
     Arbitration,
 }
 
 impl BufferGrant {
-    pub fn is_arrival(&self) -> bool {
-        *self == BufferGrant::Arrival
+    pub fn is_default(&self) -> bool {
+        *self == BufferGrant::default()
+    }
+    /// The config value (`buffer_grant = "..."`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            BufferGrant::Arrival => "arrival",
+            BufferGrant::Arbitration => "arbitration",
+        }
     }
 }
 
@@ -631,18 +638,21 @@ pub struct NvmeConfig {
     #[serde(default)]
     pub acceptance_window: u32,
     /// Which waiting write gets write-buffer room when the NAND frees some:
-    /// `arrival` (default), the oldest waiting command of all SQs, as a
+    /// `arbitration` (default), the head of the blocked SQ that the
+    /// controller's arbitration mechanism (with its classes and weights)
+    /// picks; `arrival`, the oldest waiting command of all SQs, as a
     /// firmware with one internal command queue in fetch order would grant
-    /// it; `arbitration`, the head of the blocked SQ that the controller's
-    /// arbitration mechanism (with its weights) would pick, as a firmware
-    /// that keeps per-SQ or per-class queues past the fetch would. NVMe
-    /// (base spec 1.3, 4.11) leaves the transfer of commands into the
-    /// controller to the vendor and arbitrates among candidate commands
-    /// ready for processing, without saying whether a write waiting for
-    /// buffer room is one, and no datasheet gives either order for a given
-    /// drive: `arrival` is the assumption every scenario ran with before
-    /// this switch (ESTIMATE; docs/presets.md E27).
-    #[serde(default, skip_serializing_if = "BufferGrant::is_arrival")]
+    /// it. NVMe base spec 1.3, 4.11 Command Arbitration: the transfer of
+    /// submitted commands into the controller is vendor specific; a
+    /// candidate command is one transferred that the controller deems
+    /// ready for processing, and arbitration is the method that selects the
+    /// SQ from which the controller starts processing the next candidate
+    /// command(s). A write that waits for buffer room has been transferred
+    /// and not yet started; when room frees, starting one of them is that
+    /// selection, so the default follows the specification's arbitration.
+    /// No datasheet says what these drives' firmware does (docs/presets.md
+    /// E27); `arrival` was the default until 2026-11-26.
+    #[serde(default, skip_serializing_if = "BufferGrant::is_default")]
     pub buffer_grant: BufferGrant,
     /// Maximum Data Transfer Size (Identify Controller MDTS) in bytes: the
     /// largest command the controller takes; 0 = no limit reported, and then

@@ -11,7 +11,7 @@
 //! model's own counters for that (commands launched per class, slots).
 
 use super::{jobs_named, row_with, slug, write};
-use crate::config::{self, MachineConfig};
+use crate::config::{self, BufferGrant, MachineConfig};
 use crate::machine::{self, Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
 use serde::Deserialize;
@@ -32,10 +32,10 @@ struct Setup {
     seed: u64,
     quick_scale: f64,
     slot_sensitivity: Vec<u32>,
-    /// Part 1's write workloads also run with `[device.nvme] buffer_grant =
-    /// "arbitration"` at the preset's slots (a sensitivity variant).
+    /// Part 1's write workloads also run with this `[device.nvme]
+    /// buffer_grant` at the preset's slots (a sensitivity variant).
     #[serde(default)]
-    buffer_grant_sensitivity: bool,
+    buffer_grant_sensitivity: Option<BufferGrant>,
     apps: Apps,
     fgbg: FgBg,
     overhead: Overhead,
@@ -122,11 +122,11 @@ impl Ctx<'_> {
 
     /// Machine config text: host + device + queue map + arbitration (+ slots).
     fn config(&self, policy: &str, arbitration: &str, slots: Option<u32>) -> String {
-        self.config_grant(policy, arbitration, slots, false)
+        self.config_grant(policy, arbitration, slots, None)
     }
 
-    /// As `config`, with `buffer_grant = "arbitration"` when `grant`.
-    fn config_grant(&self, policy: &str, arbitration: &str, slots: Option<u32>, grant: bool) -> String {
+    /// As `config`, with `buffer_grant` set when `grant` says.
+    fn config_grant(&self, policy: &str, arbitration: &str, slots: Option<u32>, grant: Option<BufferGrant>) -> String {
         let s = self.setup;
         let mut t = format!(
             "[host]\nextends = \"{}\"\n\n[device]\nextends = \"{}\"\n\n[device.queue_map]\npolicy = \"{policy}\"\n",
@@ -135,14 +135,14 @@ impl Ctx<'_> {
         if policy == "wrr-ioprio" {
             let _ = writeln!(t, "sq_per_core = {}", s.sq_per_core);
         }
-        if slots.is_some() || grant {
+        if slots.is_some() || grant.is_some() {
             let _ = write!(t, "\n[device.nvme]\n");
         }
         if let Some(n) = slots {
             let _ = writeln!(t, "command_slots = {n}");
         }
-        if grant {
-            let _ = writeln!(t, "buffer_grant = \"arbitration\"");
+        if let Some(g) = grant {
+            let _ = writeln!(t, "buffer_grant = \"{}\"", g.name());
         }
         let _ = write!(t, "\n[device.arbitration]\n{arbitration}");
         t
@@ -276,20 +276,29 @@ Each application is {} fio jobs at QD {}, {} I/O, {} ms. IOPS and bandwidth per 
     let mut part1_plot: Vec<Panel> = Vec::new();
     for rw in &setup.apps.workloads {
         let ddir = if rw.contains("read") { "read" } else { "write" };
-        // (slots, write-buffer room granted by arbitration): the grant
+        // (slots, write-buffer grant other than the preset's): the grant
         // variant only where commands wait for the buffer (writes).
-        let variants: Vec<(Option<u32>, bool)> = slot_variants
+        let variants: Vec<(Option<u32>, Option<BufferGrant>)> = slot_variants
             .iter()
-            .map(|&n| (n, false))
-            .chain((setup.buffer_grant_sensitivity && ddir == "write").then_some((None, true)))
+            .map(|&n| (n, None))
+            .chain(
+                setup
+                    .buffer_grant_sensitivity
+                    .filter(|_| ddir == "write")
+                    .map(|g| (None, Some(g))),
+            )
             .collect();
         for (slots, grant) in &variants {
             let grant = *grant;
             let mut label = format!("{rw}, {}", slots_label(*slots, dev.nvme.command_slots));
-            if grant {
-                label += ", write-buffer room granted by arbitration (sensitivity)";
+            if let Some(g) = grant {
+                let how = match g {
+                    BufferGrant::Arrival => "in arrival order",
+                    BufferGrant::Arbitration => "by arbitration",
+                };
+                label += &format!(", write-buffer room granted {how} (sensitivity)");
             }
-            let grant_suffix = if grant { "-grant-arbitration" } else { "" };
+            let grant_suffix = grant.map(|g| format!("-grant-{}", g.name())).unwrap_or_default();
             let _ = writeln!(md, "### {label}\n");
             let _ = writeln!(
                 md,
@@ -318,10 +327,9 @@ Each application is {} fio jobs at QD {}, {} I/O, {} ms. IOPS and bandwidth per 
                 let cfg = c.config_grant("wrr-ioprio", &arbitration_keys(st), *slots, grant);
                 // Rows of the grant variant carry their own variant name, so
                 // the study figures' filters (setting, rw, slots) never mix them in.
-                let variant = if grant {
-                    format!("{} (grant by arbitration)", st.name)
-                } else {
-                    st.name.clone()
+                let variant = match grant {
+                    Some(g) => format!("{} (grant by {})", st.name, g.name()),
+                    None => st.name.clone(),
                 };
                 let (v, _) = c.run(&stem, &cfg, &job, setup.seed)?;
                 let mut cells = Vec::new();
@@ -335,8 +343,8 @@ Each application is {} fio jobs at QD {}, {} I/O, {} ms. IOPS and bandwidth per 
                         ("rw", json!(rw)),
                         ("command_slots", json!(slots.unwrap_or(dev.nvme.command_slots))),
                     ];
-                    if grant {
-                        ex.push(("buffer_grant", json!("arbitration")));
+                    if let Some(g) = grant {
+                        ex.push(("buffer_grant", json!(g.name())));
                     }
                     c.rows.push(row_with(&variant, &a.name, "app_iops", iops, "IOPS", &ex));
                     c.rows.push(row_with(&variant, &a.name, "app_bw", bw, "MiB/s", &ex));

@@ -99,7 +99,7 @@ fn study_vs_model_wrr() {
             "wrr_8_12_20_randread_medium_over_low",
             "wrr_8_16_24_randread_high_over_low",
             "wrr_8_16_24_randwrite_high_over_low",
-            "wrr_8_16_24_randwrite_high_over_low_grant_arbitration",
+            "wrr_8_16_24_randwrite_high_over_low_grant_arrival",
         ],
     );
 }
