@@ -708,22 +708,47 @@ take what they want, whatever their ionice class, and the split changes with the
     );
 
     // ------------------------------------------------------- what explains it
+    let (slots, outstanding) = (dev.nvme.command_slots, 3 * setup.apps.jobs_per_app * setup.apps.iodepth);
+    let big = setup.slot_sensitivity.iter().copied().max().unwrap_or(slots);
+    let at_preset = if slots < outstanding && big >= outstanding {
+        format!(
+            "With the preset's {slots} slots and {outstanding} outstanding commands in part 1, commands wait \
+in the SQs (the backlog column), the arbiter's launch counts follow the weights, and so do the \
+applications' IOPS; with {big} slots (sensitivity) the controller takes every command at once, the SQs \
+stay nearly empty and the weights cannot show: the applications then share the dies, not the fetch \
+engine. The preset's slot count is not published: it is bounded by the study's one declared \
+exception (calibration), and the sensitivity rows show how much rests on it."
+        )
+    } else if slots < outstanding {
+        format!(
+            "With the preset's {slots} slots and {outstanding} outstanding commands in part 1, commands wait \
+in the SQs (the backlog column), the arbiter's launch counts follow the weights, and so do the \
+applications' IOPS."
+        )
+    } else {
+        format!(
+            "With the preset's {slots} slots and {outstanding} outstanding commands in part 1 the controller \
+takes every command at once, the SQs stay nearly empty, every class is fetched as soon as it is \
+submitted, and the weights cannot show: the applications then share the dies, not the fetch engine. \
+With fewer slots (sensitivity rows) commands queue in the SQs, the arbiter's launch counts follow the \
+weights, and so do the applications' IOPS."
+        )
+    };
+    let grant = match dev.nvme.buffer_grant {
+        BufferGrant::Arbitration => "the preset grants it by arbitration, so the weights divide the write buffer too",
+        BufferGrant::Arrival => "the preset grants it in arrival order, so the weights barely divide the write buffer",
+    };
     let _ = writeln!(
         md,
         "## What the model says drives these results\n\n\
 Weighted round robin decides which SQ the controller fetches from next. It changes service only while \
 commands wait in SQs, that is while the controller cannot take all that the host submits: here, when all \
-command slots are held (the \"SQ backlog\" column). With the preset's {} slots and {} outstanding \
-commands in part 1 the controller takes every command at once, the SQs stay nearly empty, every class \
-is fetched as soon as it is submitted, and the weights cannot show: the applications then share the \
-dies, not the fetch engine. With fewer slots (sensitivity rows) commands queue in the SQs, the arbiter's \
-launch counts follow the weights, and so do the applications' IOPS. The study's differentiation on a real \
-PM1725a therefore says that the drive admits fewer commands than the 768 its three applications keep \
-outstanding, or throttles fetching in some other way; the preset's slot count is an unpublished \
-estimate and this scenario shows how much rests on it. Writes add a second limit: a write that finds \
-the write cache full cannot start and holds back its SQ (in-order acceptance), whatever its priority.\n",
-        dev.nvme.command_slots,
-        3 * setup.apps.jobs_per_app * setup.apps.iodepth
+command slots are held (the \"SQ backlog\" column). {at_preset} Writes add a second limit: a write that \
+finds the write cache full cannot start and holds back its SQ (in-order acceptance). Which blocked SQ \
+gets the room the NAND frees is `[device.nvme] buffer_grant`: {grant} (docs/presets.md E27; the \
+sensitivity rows use the other order). In part 2 the foreground's reads barely wait to be fetched \
+(the SQ backlog is the background's writes, held in their blocked SQs), so what they lose is die time, \
+under RR and WRR alike.\n"
     );
     super::finish_with_study(
         dir,
