@@ -84,6 +84,10 @@ struct FgBg {
     high_weight: u32,
     raised_high_weight: u32,
     raise_at_ms: u64,
+    /// Also run at the preset's slots with program/erase suspend on
+    /// (`[device.ssd.suspend]`, off in the preset): a sensitivity variant.
+    #[serde(default)]
+    suspend_sensitivity: bool,
 }
 
 #[derive(Deserialize)]
@@ -420,12 +424,22 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
     let mut fg_panels = Vec::new();
     // (slots label, arbitration, quiet, burst 1, burst 2, backlog, die wait µs)
     let mut fg_runs: Vec<(String, &str, f64, f64, f64, f64, f64)> = Vec::new();
-    for slots in &slot_variants {
+    // (slots, program/erase suspend on): the suspend variant at the preset's slots.
+    let fg_variants: Vec<(Option<u32>, bool)> = slot_variants
+        .iter()
+        .map(|&n| (n, false))
+        .chain(f.suspend_sensitivity.then_some((None, true)))
+        .collect();
+    for (slots, suspend) in &fg_variants {
+        let suspend = *suspend;
         let mut series = Vec::new();
+        let mut title = slots_label(*slots, dev.nvme.command_slots);
+        if suspend {
+            title += ", program/erase suspend on (sensitivity)";
+        }
         let _ = writeln!(
             md,
-            "### {}\n\n| arbitration | fg IOPS, no burst | fg IOPS, burst 1 | fg IOPS, burst 2 | bg write IOPS | Set Features executed | SQ backlog | SQs blocked | reads waiting at dies |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-            slots_label(*slots, dev.nvme.command_slots)
+            "### {title}\n\n| arbitration | fg IOPS, no burst | fg IOPS, burst 1 | fg IOPS, burst 2 | bg write IOPS | Set Features executed | SQ backlog | SQs blocked | reads waiting at dies |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|"
         );
         for wrr in [false, true] {
             let mut job = format!(
@@ -461,8 +475,22 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
                 "mechanism = \"round-robin\"\n".into()
             };
             let name = if wrr { "WRR" } else { "RR" };
-            let stem = format!("fgbg-{}{}", name.to_lowercase(), slots_suffix(*slots));
-            let cfg = c.config("wrr-ioprio", &arb, *slots);
+            let stem = format!(
+                "fgbg-{}{}{}",
+                name.to_lowercase(),
+                slots_suffix(*slots),
+                if suspend { "-suspend" } else { "" }
+            );
+            let mut cfg = c.config("wrr-ioprio", &arb, *slots);
+            if suspend {
+                cfg += "\n[device.ssd.suspend]\nprogram = true\nerase = true\n";
+            }
+            // Rows of the suspend variant carry their own variant name.
+            let variant = if suspend {
+                format!("{name} (suspend)")
+            } else {
+                name.to_string()
+            };
             let (v, out) = c.run(&stem, &cfg, &job, setup.seed)?;
             // Sum the foreground jobs' IOPS logs window by window.
             let mut fg: std::collections::BTreeMap<u64, f64> = Default::default();
@@ -518,7 +546,8 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
             fg_runs.push((
                 slots
                     .map(|n| format!("{n} slots"))
-                    .unwrap_or_else(|| format!("{} slots (preset)", dev.nvme.command_slots)),
+                    .unwrap_or_else(|| format!("{} slots (preset)", dev.nvme.command_slots))
+                    + if suspend { ", program/erase suspend" } else { "" },
                 name,
                 quiet,
                 in1,
@@ -535,7 +564,11 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
                 k(bg),
                 sq_backlog(&v)
             );
-            let ex = [("command_slots", json!(slots.unwrap_or(dev.nvme.command_slots)))];
+            let mut ex = vec![("command_slots", json!(slots.unwrap_or(dev.nvme.command_slots)))];
+            if suspend {
+                ex.push(("suspend", json!(true)));
+            }
+            let name = variant.as_str();
             c.rows
                 .push(row_with(name, "fg/bg", "fg_iops_no_burst", quiet, "IOPS", &ex));
             c.rows.push(row_with(name, "fg/bg", "fg_iops_burst1", in1, "IOPS", &ex));
@@ -555,7 +588,7 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
         }
         let _ = writeln!(md);
         fg_panels.push(Panel {
-            title: slots_label(*slots, dev.nvme.command_slots),
+            title,
             x_label: "time (ms)".into(),
             y_label: "foreground read IOPS (thousands)".into(),
             log_x: false,
@@ -583,8 +616,16 @@ the background writes run at the rate the write cache drains to NAND, faster tha
 sustained random-write rating: see the datasheet scenario.) Short dips outside the bursts are \
 host-side: the scheduler's migration model (`[host.scheduler]`, a random move at random times) now and \
 then puts two foreground threads on one core, which then serves each at half its rate until one moves \
-on; they are the same under RR and WRR.\n",
-        f.raised_high_weight
+on; they are the same under RR and WRR.{}\n",
+        f.raised_high_weight,
+        if f.suspend_sensitivity {
+            " The suspend rows turn on program/erase suspend (`[device.ssd.suspend]`, off in the preset: no \
+source says this controller suspends): a read queued at a programming die then pre-empts the program, \
+so the foreground loses less of its IOPS (the lines above) and the background writes slow down; \
+priority in the SQs still plays no part, so RR and WRR stay alike."
+        } else {
+            ""
+        }
     );
     plot::write_figure(
         &dir.join("fg-iops"),
