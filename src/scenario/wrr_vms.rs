@@ -216,36 +216,81 @@ high/medium/low weights 24/16/8 (commands per round). Configs in `configs/`, the
     let find = |si: usize, slots: Option<u32>| results.iter().find(|r| r.0 == si && r.1 == slots).map(|r| &r.2);
     let (rr, wrr) = (find(0, None).unwrap(), find(1, None).unwrap());
     let (rr256, wrr256) = (find(0, Some(256)).unwrap(), find(1, Some(256)).unwrap());
+    let rr512 = find(0, Some(512)).unwrap();
+    let split = |p: &Point| p.iops[0] / p.iops[2].max(1.0);
+    // Weights "act" where WRR moves VM1 : VM3 by more than 5% from RR's.
+    let acts = |w: &Point, r: &Point| (split(w) / split(r) - 1.0).abs() > 0.05;
+    let preset_bullet = if acts(wrr, rr) {
+        format!(
+            "- **With the preset's {preset_slots} command slots, WRR splits the VMs** ({} / {} / {}, VM1 : VM3 = \
+{:.2} against RR's {:.2}): {:.1} entries wait in all SQs together, and the arbiter's weights decide \
+which of them are fetched first.\n",
+            plot::short_number(wrr.iops[0]),
+            plot::short_number(wrr.iops[1]),
+            plot::short_number(wrr.iops[2]),
+            split(wrr),
+            split(rr),
+            wrr.sq_backlog,
+        )
+    } else {
+        let never_full = if (rr.iops[0] - rr512.iops[0]).abs() < 1.0 {
+            format!(
+                " The runs at the preset's slots and at 512 are identical, so the drive never held all \
+{preset_slots} commands at once: of the 768 requests the VMs keep outstanding, {:.0} or more are on the \
+host side (guest queues, IOThreads) on average, not in the SQs or the drive.",
+                (768.0 - (preset_slots as f64 - 1.0) - wrr.sq_backlog).max(0.0)
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "- **With the preset's {preset_slots} command slots, WRR changes nothing** ({} / {} / {}, VM1 : VM3 = \
+{:.2}): {:.1} entries wait in all SQs together, a few per SQ, fewer than any weight, so every SQ is \
+emptied in every round and the weights have no choice to make.{never_full} This is the same question as \
+in the `wrr` scenario: the PM1725a's real slot count is not published, and whether WRR can act at all \
+depends on where commands wait.\n",
+            plot::short_number(wrr.iops[0]),
+            plot::short_number(wrr.iops[1]),
+            plot::short_number(wrr.iops[2]),
+            split(wrr),
+            wrr.sq_backlog,
+        )
+    };
+    let small_bullet = if acts(wrr256, rr256) {
+        format!(
+            "- **When the controller admits fewer commands, the weights act.** With 256 slots (SQ backlog \
+{:.1}) WRR serves high before medium before low: VM3 (idle) goes from {} to {} IOPS, VM1 and VM2 get \
+{} and {}. The split is gentler than 24:16:8 because each VM is a closed loop of 256 requests: the \
+faster a class is served, the fewer of its requests wait in its SQ, so the high and medium SQs often \
+run empty and their weight goes unused.\n",
+            wrr256.sq_backlog,
+            plot::short_number(rr256.iops[2]),
+            plot::short_number(wrr256.iops[2]),
+            plot::short_number(wrr256.iops[0]),
+            plot::short_number(wrr256.iops[1]),
+        )
+    } else {
+        format!(
+            "- **Even with 256 slots the weights do not act** ({} / {} / {}, VM1 : VM3 = {:.2}; SQ backlog \
+{:.1}): the commands the drive cannot take still wait a few per SQ, so each round empties every SQ. \
+What limits these VMs lies before the SQs or at the dies, where priority does not reach.\n",
+            plot::short_number(wrr256.iops[0]),
+            plot::short_number(wrr256.iops[1]),
+            plot::short_number(wrr256.iops[2]),
+            split(wrr256),
+            wrr256.sq_backlog,
+        )
+    };
     let _ = writeln!(
         md,
         "\n## What explains it\n\n\
 - **Round robin shares the drive equally** ({} / {} / {} IOPS): every VM has the same 256 requests \
 outstanding and the controller fetches from every non-empty SQ in turn, whatever its class.\n\
-- **With the preset's {preset_slots} command slots, WRR changes nothing** ({} / {} / {}): the three \
-VMs keep 768 requests outstanding, fewer than the controller can hold, so the fetch engine keeps \
-up: {:.1} entries wait in all SQs together, a few per SQ, fewer than any weight, so every SQ is \
-emptied in every round and the weights have no choice to make. Requests wait at the dies instead, where priority does not reach. This is the same \
-finding as the `wrr` scenario: the PM1725a's real slot count is not published, and whether WRR can \
-act at all depends on it.\n\
-- **When the controller admits fewer commands, the weights act.** With 256 slots the SQs back up \
-(backlog {:.1}) and WRR serves high before medium before low: VM3 (idle) drops from {} to {} \
-IOPS while VM1 and VM2 gain ({} and {}). The split is gentler than 24:16:8 because each VM is a \
-closed loop of 256 requests: the faster a class is served, the fewer of its requests wait in its \
-SQ, so the high and medium SQs often run empty and their weight goes unused.\n\
-- The IOThreads are {:.0}% busy: at these rates the drive, not QEMU, is the bottleneck, which is what \
-lets the drive's arbitration decide the shares.\n",
+{preset_bullet}{small_bullet}\
+- The IOThreads are {:.0}% busy on average.\n",
         plot::short_number(rr.iops[0]),
         plot::short_number(rr.iops[1]),
         plot::short_number(rr.iops[2]),
-        plot::short_number(wrr.iops[0]),
-        plot::short_number(wrr.iops[1]),
-        plot::short_number(wrr.iops[2]),
-        wrr.sq_backlog,
-        wrr256.sq_backlog,
-        plot::short_number(rr256.iops[2]),
-        plot::short_number(wrr256.iops[2]),
-        plot::short_number(wrr256.iops[0]),
-        plot::short_number(wrr256.iops[1]),
         wrr.iothread_busy,
     );
     let panels: Vec<Panel> = SETTINGS
