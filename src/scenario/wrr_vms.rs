@@ -31,7 +31,7 @@ unit = "IOPS"
 source = "WRR-for-VMs study (issue 19 finding 2)"
 checked = "issue 19 only; paper not identified, not verified"
 model = { op = "value", a = { variant = "WRR 24/16/8", metric = "vm1_iops", where = { command_slots = "$preset_slots" } } }
-mechanism = "At the preset's command slots few commands wait in each SQ (sq_backlog_mean: fewer per SQ than a round's weight), the VMs being bound by their IOThreads and the drive's dies, so WRR changes nothing and each VM gets an equal share of the drive (issue 19 lead 2: the controller's concurrency)"
+mechanism = "At the preset's command slots few commands wait in each SQ (sq_backlog_mean: fewer per SQ than a round's weight), the rest of the VMs' requests being on the host side or in the drive (which never fills its slots: the 512-slot runs are identical), so WRR changes nothing and each VM gets an equal share of the drive (issue 19 lead 2: the controller's concurrency)"
 
 [[study]]
 metric = "wrr_vm2_iops"
@@ -41,7 +41,7 @@ unit = "IOPS"
 source = "WRR-for-VMs study (issue 19 finding 2)"
 checked = "issue 19 only; paper not identified, not verified"
 model = { op = "value", a = { variant = "WRR 24/16/8", metric = "vm2_iops", where = { command_slots = "$preset_slots" } } }
-mechanism = "At the preset's command slots few commands wait in each SQ (sq_backlog_mean: fewer per SQ than a round's weight), the VMs being bound by their IOThreads and the drive's dies, so WRR changes nothing and each VM gets an equal share of the drive (issue 19 lead 2: the controller's concurrency)"
+mechanism = "At the preset's command slots few commands wait in each SQ (sq_backlog_mean: fewer per SQ than a round's weight), the rest of the VMs' requests being on the host side or in the drive (which never fills its slots: the 512-slot runs are identical), so WRR changes nothing and each VM gets an equal share of the drive (issue 19 lead 2: the controller's concurrency)"
 
 [[study]]
 metric = "wrr_vm3_iops"
@@ -51,7 +51,7 @@ unit = "IOPS"
 source = "WRR-for-VMs study (issue 19 finding 2)"
 checked = "issue 19 only; paper not identified, not verified"
 model = { op = "value", a = { variant = "WRR 24/16/8", metric = "vm3_iops", where = { command_slots = "$preset_slots" } } }
-mechanism = "At the preset's command slots few commands wait in each SQ (sq_backlog_mean: fewer per SQ than a round's weight), the VMs being bound by their IOThreads and the drive's dies, so WRR changes nothing and the low-priority VM is not held back (issue 19 lead 2: the controller's concurrency)"
+mechanism = "At the preset's command slots few commands wait in each SQ (sq_backlog_mean: fewer per SQ than a round's weight), the rest of the VMs' requests being on the host side or in the drive (which never fills its slots: the 512-slot runs are identical), so WRR changes nothing and the low-priority VM is not held back (issue 19 lead 2: the controller's concurrency)"
 
 [[study]]
 metric = "wrr_vm1_over_vm3"
@@ -61,7 +61,7 @@ unit = "x"
 source = "WRR-for-VMs study (issue 19 finding 2)"
 checked = "computed from issue 19's 208k and 76k; not verified against the paper"
 model = { op = "ratio", a = { variant = "WRR 24/16/8", metric = "vm1_iops", where = { command_slots = "$preset_slots" } }, b = { variant = "WRR 24/16/8", metric = "vm3_iops", where = { command_slots = "$preset_slots" } } }
-mechanism = "At the preset's command slots few commands wait in each SQ (sq_backlog_mean: fewer per SQ than a round's weight), the VMs being bound by their IOThreads and the drive's dies, so the weights have nothing to arbitrate; firmware scheduling of internal queues after the fetch is not modelled (issue 19 lead 2)"
+mechanism = "At the preset's command slots few commands wait in each SQ (sq_backlog_mean: fewer per SQ than a round's weight), the rest of the VMs' requests being on the host side or in the drive (which never fills its slots: the 512-slot runs are identical), so the weights have nothing to arbitrate; firmware scheduling of internal queues after the fetch is not modelled (issue 19 lead 2)"
 "#;
 
 const VMS: [(&str, &str); 3] = [("vm1", "best-effort"), ("vm2", "none"), ("vm3", "idle")];
