@@ -751,21 +751,21 @@ take what they want, whatever their ionice class, and the split changes with the
     // ------------------------------------------------------- what explains it
     let (slots, outstanding) = (dev.nvme.command_slots, 3 * setup.apps.jobs_per_app * setup.apps.iodepth);
     let big = setup.slot_sensitivity.iter().copied().max().unwrap_or(slots);
-    let at_preset = if slots < outstanding && big >= outstanding {
-        format!(
+    let at_preset = if slots < outstanding {
+        let mut t = format!(
             "With the preset's {slots} slots and {outstanding} outstanding commands in part 1, commands wait \
 in the SQs (the backlog column), the arbiter's launch counts follow the weights, and so do the \
-applications' IOPS; with {big} slots (sensitivity) the controller takes every command at once, the SQs \
+applications' IOPS"
+        );
+        if big >= outstanding {
+            t += &format!(
+                "; with {big} slots (sensitivity) the controller takes every command at once, the SQs \
 stay nearly empty and the weights cannot show: the applications then share the dies, not the fetch \
 engine. The preset's slot count is not published: it is bounded by the study's one declared \
-exception (calibration), and the sensitivity rows show how much rests on it."
-        )
-    } else if slots < outstanding {
-        format!(
-            "With the preset's {slots} slots and {outstanding} outstanding commands in part 1, commands wait \
-in the SQs (the backlog column), the arbiter's launch counts follow the weights, and so do the \
-applications' IOPS."
-        )
+exception (calibration), and the sensitivity rows show how much rests on it"
+            );
+        }
+        t + "."
     } else {
         format!(
             "With the preset's {slots} slots and {outstanding} outstanding commands in part 1 the controller \
