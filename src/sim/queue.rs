@@ -1,38 +1,30 @@
 //! The event queue: a binary min-heap keyed by (time, insertion sequence), so
 //! events at the same instant run in the order they were scheduled. That
 //! tie-break is what makes runs bit-identical.
+//!
+//! The heap holds bare 16-byte keys, time << 64 | sequence << SLOT_BITS |
+//! slot, and the events wait in a slot array beside it: a pop moves half the
+//! bytes a heap of (key, event) pairs would, with the same one-integer
+//! compare. The sequence has 64 - SLOT_BITS bits; when it runs out, the
+//! pending events are renumbered in their order (see [`EventQueue::renumber`]).
 
 use super::Ns;
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-struct Entry<E> {
-    /// time << 64 | seq: one integer compare orders both.
-    key: u128,
-    event: E,
-}
-
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E> Ord for Entry<E> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Reversed: BinaryHeap is a max-heap.
-        other.key.cmp(&self.key)
-    }
-}
+/// Bits of a key naming the event's slot: up to 2^24 (16.7M) pending events.
+const SLOT_BITS: u32 = 24;
+const SLOT_MASK: u128 = (1 << SLOT_BITS) - 1;
 
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: KeyHeap,
+    /// Pending events by slot; `None` for free slots.
+    slots: Vec<Option<E>>,
+    free: Vec<u32>,
     seq: u64,
+    /// Sequence numbers available before a renumbering (2^(64 - SLOT_BITS);
+    /// smaller in tests).
+    seq_limit: u64,
     now: Ns,
     processed: u64,
 }
@@ -46,10 +38,23 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(1024),
+            heap: KeyHeap::with_capacity(1024),
+            slots: Vec::with_capacity(1024),
+            free: Vec::with_capacity(1024),
             seq: 0,
+            seq_limit: 1 << (64 - SLOT_BITS),
             now: 0,
             processed: 0,
+        }
+    }
+
+    /// A queue whose sequence numbers run out after `limit` schedules, so
+    /// tests can cross many renumberings.
+    #[cfg(test)]
+    fn with_seq_limit(limit: u64) -> Self {
+        EventQueue {
+            seq_limit: limit,
+            ..Self::new()
         }
     }
 
@@ -60,30 +65,65 @@ impl<E> EventQueue<E> {
     }
 
     /// Schedule `event` at absolute time `at` (never before now).
-    #[inline]
+    #[inline(always)]
     pub fn schedule(&mut self, at: Ns, event: E) {
         debug_assert!(at >= self.now, "event scheduled in the past");
         let at = at.max(self.now);
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.slots[s as usize] = Some(event);
+                s
+            }
+            None => {
+                let s = self.slots.len() as u32;
+                assert!(
+                    (s as u128) <= SLOT_MASK,
+                    "more than 2^{SLOT_BITS} events pending at once"
+                );
+                self.slots.push(Some(event));
+                s
+            }
+        };
         self.seq += 1;
-        self.heap.push(Entry {
-            key: ((at as u128) << 64) | self.seq as u128,
-            event,
-        });
+        if self.seq == self.seq_limit {
+            self.renumber();
+        }
+        self.heap
+            .push(((at as u128) << 64) | ((self.seq as u128) << SLOT_BITS) | slot as u128);
+    }
+
+    /// The sequence numbers ran out: give the pending events new ones,
+    /// 1, 2, ... in their current order, so the order of every pop stays
+    /// what it would have been (later schedules get larger numbers still).
+    #[cold]
+    fn renumber(&mut self) {
+        let mut keys = self.heap.take();
+        keys.sort_unstable();
+        for (k, i) in keys.iter_mut().zip(1u128..) {
+            *k = (*k >> 64 << 64) | (i << SLOT_BITS) | (*k & SLOT_MASK);
+        }
+        self.seq = keys.len() as u64 + 1;
+        self.heap = KeyHeap::from_keys(keys);
     }
 
     /// Pop the next event, advancing time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Ns, E)> {
-        let e = self.heap.pop()?;
-        self.now = (e.key >> 64) as Ns;
+        let k = self.heap.pop()?;
+        self.now = (k >> 64) as Ns;
         self.processed += 1;
-        Some((self.now, e.event))
+        let slot = (k & SLOT_MASK) as u32;
+        self.free.push(slot);
+        let ev = self.slots[slot as usize]
+            .take()
+            .expect("a pending event's slot is full");
+        Some((self.now, ev))
     }
 
     /// Time of the next event, without popping it (a real-time loop sleeps until then).
     #[inline]
     pub fn peek_time(&self) -> Option<Ns> {
-        self.heap.peek().map(|e| (e.key >> 64) as Ns)
+        self.heap.peek().map(|k| (k >> 64) as Ns)
     }
 
     pub fn len(&self) -> usize {
@@ -91,12 +131,54 @@ impl<E> EventQueue<E> {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.len() == 0
     }
 
     /// Events popped so far.
     pub fn processed(&self) -> u64 {
         self.processed
+    }
+}
+
+/// A min-heap of distinct keys (std's binary heap, reversed). A hand-written
+/// heap with branch-free child selection was tried: 1.9% more instructions
+/// on the bench and no fewer mispredicted branches (callgrind).
+struct KeyHeap(BinaryHeap<Reverse<u128>>);
+
+impl KeyHeap {
+    fn with_capacity(n: usize) -> Self {
+        KeyHeap(BinaryHeap::with_capacity(n))
+    }
+
+    /// Every key, in no particular order; the heap is left empty.
+    fn take(&mut self) -> Vec<u128> {
+        std::mem::take(&mut self.0)
+            .into_vec()
+            .into_iter()
+            .map(|r| r.0)
+            .collect()
+    }
+
+    fn from_keys(keys: Vec<u128>) -> Self {
+        KeyHeap(keys.into_iter().map(Reverse).collect())
+    }
+
+    fn peek(&self) -> Option<u128> {
+        self.0.peek().map(|r| r.0)
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    #[inline(always)]
+    fn push(&mut self, k: u128) {
+        self.0.push(Reverse(k))
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<u128> {
+        self.0.pop().map(|r| r.0)
     }
 }
 
@@ -167,6 +249,17 @@ mod tests {
 
     #[test]
     fn pops_the_sequence_of_a_binary_heap_over_wide_time_spans() {
+        check_against_reference(EventQueue::new());
+    }
+
+    #[test]
+    fn renumbering_keeps_the_order() {
+        // Sequence numbers run out every 97 schedules (the real limit is
+        // 2^40): the pops stay those of the reference heap.
+        check_against_reference(EventQueue::with_seq_limit(97));
+    }
+
+    fn check_against_reference(mut q: EventQueue<u64>) {
         // Delays from 0 to 2^40 ns (many ties at 0, far-future timers),
         // pushes interleaved with pops: the same (time, event) sequence as
         // a binary heap keyed by (time, schedule sequence), and peek_time
@@ -174,7 +267,6 @@ mod tests {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
         let mut rng = Rng::new(11, "queue-test", 1);
-        let mut q = EventQueue::new();
         let mut reference = BinaryHeap::new();
         let mut seq = 0u64;
         for step in 0..50_000u64 {
