@@ -181,6 +181,9 @@ pub struct LockEnv {
 /// takes the first gap at or after its own arrival that fits its hand-off
 /// and hold — so no interval overlaps another and no one waits for the future.
 /// The hand-off cost is computed from the holder just before the gap.
+/// Reserved holds kept before the ones over are dropped (see [`Lock::acquire`]).
+const PRUNE_BATCH: usize = 16;
+
 #[derive(Debug, Clone)]
 pub struct Lock {
     pub name: String,
@@ -261,8 +264,13 @@ impl Lock {
     /// and the cache-line transfers are CPU time the caller spins/burns.
     pub fn acquire(&mut self, now: Ns, cpu: u32, hold: Ns, env: &LockEnv) -> Ns {
         // Intervals over before the floor can no longer be in anyone's way.
-        while self.busy.front().is_some_and(|h| h.end <= env.floor.min(now)) {
-            self.pruned_cpu = self.busy.pop_front().map(|h| h.cpu);
+        // They are dropped in batches, which changes nothing: until then
+        // they end before `now` too, so the search below skips them and the
+        // last of them names the same previous holder as `pruned_cpu` would.
+        if self.busy.len() >= PRUNE_BATCH {
+            while self.busy.front().is_some_and(|h| h.end <= env.floor.min(now)) {
+                self.pruned_cpu = self.busy.pop_front().map(|h| h.cpu);
+            }
         }
         let data_lines = self.shared_lines as u64;
         // First interval still busy at `now` (ends are sorted like starts).

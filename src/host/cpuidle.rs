@@ -65,19 +65,24 @@ impl IdleHistory {
         let v = &self.periods[..n];
         let mut thresh = u32::MAX;
         loop {
-            let (mut sum, mut cnt, mut max) = (0f64, 0usize, 0u32);
-            for &x in v.iter().filter(|&&x| x <= thresh) {
-                sum += x as f64;
-                cnt += 1;
-                max = max.max(x);
+            // Without branches on which periods are kept (they mispredict):
+            // the sum of at most 8 u32s is exact in f64, so summing in u64
+            // gives the same average, and a dropped period adds +0.0 to the
+            // squares, which leaves the sum as it was.
+            let (mut sum, mut cnt, mut max) = (0u64, 0usize, 0u32);
+            for &x in v {
+                let keep = x <= thresh;
+                sum += if keep { u64::from(x) } else { 0 };
+                cnt += usize::from(keep);
+                max = max.max(if keep { x } else { 0 });
             }
-            let avg = sum / cnt as f64;
-            let var = v
-                .iter()
-                .filter(|&&x| x <= thresh)
-                .map(|&x| (x as f64 - avg).powi(2))
-                .sum::<f64>()
-                / cnt as f64;
+            let avg = sum as f64 / cnt as f64;
+            let mut squares = 0.0f64;
+            for &x in v {
+                let d = x as f64 - avg;
+                squares += if x <= thresh { d * d } else { 0.0 };
+            }
+            let var = squares / cnt as f64;
             // 400 us^2 = 4e8 ns^2; "avg > 6 * stddev".
             if var <= 4.0e8 || avg * avg > 36.0 * var {
                 return Some(avg);
