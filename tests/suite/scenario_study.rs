@@ -114,7 +114,15 @@ fn study_vs_model_wrr_vms() {
 
 #[test]
 fn study_vs_model_hmb() {
-    check("hmb", &["hmb_urgent_busy_over_idle", "hmb_load_lat_rise"]);
+    check(
+        "hmb",
+        &[
+            "hmb_urgent_busy_over_idle",
+            "hmb_load_lat_rise",
+            "hmb_urgent_mean_reduction",
+            "hmb_urgent_tail_reduction",
+        ],
+    );
 }
 
 #[test]
