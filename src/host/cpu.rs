@@ -167,6 +167,9 @@ pub struct LockEnv {
     pub floor: Ns,
 }
 
+/// Reserved holds kept before the ones over are dropped (see [`Lock::acquire`]).
+const PRUNE_BATCH: usize = 16;
+
 /// A spinlock modelled as a reservation calendar of hold intervals. The
 /// critical section also writes `shared_lines` lines of the data the lock
 /// protects (list heads, counters), which move from the previous holder's
@@ -181,9 +184,6 @@ pub struct LockEnv {
 /// takes the first gap at or after its own arrival that fits its hand-off
 /// and hold — so no interval overlaps another and no one waits for the future.
 /// The hand-off cost is computed from the holder just before the gap.
-/// Reserved holds kept before the ones over are dropped (see [`Lock::acquire`]).
-const PRUNE_BATCH: usize = 16;
-
 #[derive(Debug, Clone)]
 pub struct Lock {
     pub name: String,
