@@ -221,6 +221,17 @@ pub struct HostCosts {
     /// and no lock (pending-ctx bitmap word, run/dispatch counters); shared by the CPUs mapped
     /// to the hctx, so they bounce between them when several CPUs share one hardware queue.
     pub hctx_shared_lines: u32,
+    /// blk-mq: cache lines of the disk's I/O statistics that every request writes with atomic
+    /// read-modify-writes when it starts and again when it ends (`struct hd_struct`'s
+    /// `in_flight[2]` counters and reference count, next to each other), shared by every CPU
+    /// that submits to or completes on the disk. The 3.x kernels count in-flight requests this
+    /// way (3.13 `blk_account_io_start` / `blk_account_io_done`, called by blk-mq for each
+    /// request): 1. Later kernels count blk-mq's in-flight requests from its tags (2017) and
+    /// keep the reference per CPU: 0, the default. The legacy queue does the same accounting
+    /// under its queue lock, which `queue_lock_shared_lines` already counts. Host block layer
+    /// only: a guest's virtio disks do not pay it.
+    #[serde(default)]
+    pub disk_stats_shared_lines: u32,
     /// Raising and running the block softirq to complete one request (null_blk irqmode=1).
     pub softirq_complete_ns: u64,
     /// A null_blk-like driver's own work per request (no hardware to talk to).

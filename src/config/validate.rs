@@ -205,6 +205,7 @@ fn host(c: &Check, h: &HostConfig) -> Result<(), String> {
     for (key, v) in [
         ("queue_lock_shared_lines", k.queue_lock_shared_lines),
         ("hctx_shared_lines", k.hctx_shared_lines),
+        ("disk_stats_shared_lines", k.disk_stats_shared_lines),
     ] {
         c.int(t, key, v.into(), 0, MAX_SHARED_LINES, "cache lines")?;
     }

@@ -49,6 +49,9 @@ pub struct Host {
     sq_locks: Vec<Lock>,
     /// blk-mq hardware-queue state lines, one set per hctx.
     hctx_lines: Vec<Lock>,
+    /// The disk's in-flight counters and reference (blk-mq before 4.13), written by every
+    /// request's start and end; `None` when the kernel keeps them per CPU (0 lines).
+    disk_stats: Option<Lock>,
     /// The legacy layer's request-queue lock (unused under blk-mq and bypass).
     queue_lock: Lock,
     rq: RequestQueue,
@@ -149,6 +152,7 @@ impl Host {
         let spin = cfg.host.spinlock;
         let queue_lock_lines = costs.queue_lock_shared_lines;
         let hctx_lines = costs.hctx_shared_lines;
+        let disk_stats_lines = costs.disk_stats_shared_lines;
         let null_dev = cfg.device.kind == DeviceKind::Null;
         let shared_ctx = cfg.device.sw_queues == SwQueuesKind::Shared;
         // Legacy null_blk (queue_mode=1) accepts every request the queue
@@ -192,6 +196,8 @@ impl Host {
             hctx_lines: (0..nq)
                 .map(|i| Lock::lines(format!("blk-mq hctx{i} state lines"), hctx_lines))
                 .collect(),
+            disk_stats: (disk_stats_lines > 0)
+                .then(|| Lock::lines("disk stats lines (in-flight counters, part ref)", disk_stats_lines)),
             queue_lock: Lock::with("request queue lock", spin, queue_lock_lines),
             rq,
             rq_running: false,
@@ -268,6 +274,10 @@ impl Host {
     /// blk-mq hardware-queue state lines.
     pub fn hctx_lines(&self) -> &[Lock] {
         &self.hctx_lines
+    }
+    /// The disk's shared statistics lines (blk-mq kernels before 4.13), if modelled.
+    pub fn disk_stats_lines(&self) -> Option<&Lock> {
+        self.disk_stats.as_ref()
     }
     /// The legacy request queue's lock.
     pub fn queue_lock(&self) -> &Lock {

@@ -289,6 +289,12 @@ impl Host {
     pub fn submit_with_resource(&mut self, mut cur: Ns, cpu: u32, r: u32, vms: &mut Vms, q: &mut Queue) -> Ns {
         match self.block {
             BlockLayerKind::BlkMq => {
+                // blk_mq_bio_to_request -> blk_account_io_start: the disk's
+                // in-flight counter and reference, from whichever CPU wrote
+                // them last (kernels before 4.13).
+                if let Some(l) = self.disk_stats.as_mut() {
+                    cur = l.acquire(cur, cpu, 0, &self.lenv);
+                }
                 let c = &self.costs;
                 let ctx = if self.shared_ctx {
                     0
@@ -396,6 +402,12 @@ impl Host {
     /// request and wake their threads. Returns when the CPU is done.
     fn host_complete(&mut self, mut cur: Ns, cpu: u32, r: u32, vms: &mut Vms, q: &mut Queue) -> Ns {
         let hctx = self.reqs.get(r).hctx as usize;
+        if self.block == BlockLayerKind::BlkMq && !self.reqs.get(r).hmb {
+            // blk_account_io_done: the in-flight counter and reference again.
+            if let Some(l) = self.disk_stats.as_mut() {
+                cur = l.acquire(cur, cpu, 0, &self.lenv);
+            }
+        }
         let freed_for = match self.block {
             _ if self.reqs.get(r).hmb => None,
             _ if self.uses_tags() => self.hctxs[hctx].tags.put(),

@@ -356,6 +356,7 @@ fn extras(m: &Machine, end: Ns) -> Value {
         .iter()
         .chain(m.host().sq_locks())
         .chain(m.host().hctx_lines())
+        .chain(m.host().disk_stats_lines())
         .chain(std::iter::once(m.host().queue_lock()))
         .chain(m.vms().vqs.iter().flat_map(|q| [&q.lock, &q.hctx_lines, &q.ring]))
         .filter(|l| l.acquisitions > 0)

@@ -219,8 +219,8 @@ The jobs and machine configs of every point are in `jobs/` and `configs/`; rerun
     let _ = writeln!(md, "## The machines and the costs that drive the results\n");
     let _ = writeln!(
         md,
-        "| machine | sockets x cores | clock | cache line: same socket / 1 link / 2 links | spinlock | queue-lock holds: insert + dispatch + complete | queue-state lines | blk-mq path per I/O |\n\
-|---|---|---:|---|---|---|---:|---:|"
+        "| machine | sockets x cores | clock | cache line: same socket / 1 link / 2 links | spinlock | queue-lock holds: insert + dispatch + complete | queue-state lines | blk-mq disk-stats lines | blk-mq path per I/O |\n\
+|---|---|---:|---|---|---|---:|---:|---:|"
     );
     let mut hosts = Vec::new();
     for m in &setup.machine {
@@ -235,7 +235,7 @@ The jobs and machine configs of every point are in `jobs/` and `configs/`; rerun
         }
         let _ = writeln!(
             md,
-            "| `{}` | {} x {} | {} GHz | {lines} | {} | {} + {} + {} = {} ns | {} | {} ns |",
+            "| `{}` | {} x {} | {} GHz | {lines} | {} | {} + {} + {} = {} ns | {} | {} | {} ns |",
             h.name,
             h.sockets,
             h.cores_per_socket,
@@ -246,6 +246,7 @@ The jobs and machine configs of every point are in `jobs/` and `configs/`; rerun
             c.rq_complete_hold_ns,
             c.rq_insert_hold_ns + c.rq_dispatch_hold_ns + c.rq_complete_hold_ns,
             c.queue_lock_shared_lines,
+            c.disk_stats_shared_lines,
             blk_mq_path_ns(&h, 32.0),
         );
         hosts.push(h);
@@ -257,7 +258,10 @@ figures are measured latencies of a load of a line Modified in another core's ca
 per-step CPU costs are cycle-budget estimates converted at each machine's clock. \
 \"blk-mq path per I/O\" sums the cost-table steps one async read spends on its core \
 (fio, syscall, bio, blk-mq insert, two ctx-lock holds, driver, softirq completion, reaping \
-amortized over a depth of 32): a core cannot go faster than 1 / that.\n"
+amortized over a depth of 32): a core cannot go faster than 1 / that. \
+\"blk-mq disk-stats lines\": the disk's in-flight counter and reference, which these kernels' \
+blk-mq writes with atomics when each request starts and again when it ends, from every CPU \
+(the single queue does the same under its lock, inside its queue-state lines).\n"
     );
 
     // ------------------------------------------------------------ async IOPS
@@ -687,7 +691,7 @@ layer's problem again, whatever the number of hardware queues. Per-core software
 fewer hardware queues share no lock on this path (the null driver takes none), only the \
 hardware queue's state lines (pending bitmap and run counters, {} lines written with atomics per \
 submission), which bounce between the cores mapped to it; one hardware queue per socket keeps \
-those bounces inside a socket ({} ns instead of {}–{} ns).\n",
+those bounces inside a socket ({} ns instead of {}–{} ns).{}\n",
         spin_name(&mh),
         mh.costs.hctx_shared_lines,
         mh.costs.cacheline_same_socket_ns,
@@ -695,6 +699,20 @@ those bounces inside a socket ({} ns instead of {}–{} ns).\n",
         mh.costs
             .cacheline_two_hop_ns
             .unwrap_or(mh.costs.cacheline_cross_socket_ns),
+        if mh.costs.disk_stats_shared_lines > 0 {
+            format!(
+                " Every strategy shares one more structure: the disk's statistics ({} line{} of \
+in-flight counter and reference), written with atomics when each request starts and when it ends, \
+from whichever CPU; with per-core software queues it is what all 80 cores contend on, and once it \
+is saturated the IOPS are one request per two transfers of it, whose mean cost depends on how \
+often the next writer is on the same socket (FIFO order at fixed step costs: it does not fall \
+steadily with the core count, so neither do the IOPS).",
+                mh.costs.disk_stats_shared_lines,
+                if mh.costs.disk_stats_shared_lines == 1 { "" } else { "s" },
+            )
+        } else {
+            String::new()
+        },
     );
     plot::write_figure(
         &dir.join("mapping-strategies"),
@@ -721,7 +739,9 @@ the local socket, which would keep lines local longer and soften the cross-socke
 - SMT: the presets count physical cores only.\n\
 - Variation of per-step CPU costs: each step costs the same every time, so two or three cores \
 fall into a rhythm in which their critical sections seldom collide (zero lock wait at a lock \
-busy a third to a half of the time); real cache misses and interrupts would add some waiting there.\n"
+busy a third to a half of the time); real cache misses and interrupts would add some waiting there. \
+The same fixed costs set the order in which CPUs take a saturated line, and with it how many \
+hand-offs cross sockets, so IOPS against cores can dip and recover where a line saturates.\n"
     );
     let summary = super::add_study("blk-mq", &mut md, &mut rows, &setup.study, &[])?;
     write(dir, "report.md", &md)?;

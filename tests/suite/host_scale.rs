@@ -9,8 +9,13 @@ use nvmesim::workload::fio;
 
 /// A null device under `host`, with the given `[device]` keys.
 fn machine(host: &str, device_keys: &str, job: &str) -> (Machine, f64) {
+    machine_with(host, "", device_keys, job)
+}
+
+/// Same, with `[host.costs]` keys too.
+fn machine_with(host: &str, cost_keys: &str, device_keys: &str, job: &str) -> (Machine, f64) {
     let toml = format!(
-        "[host]\nextends = \"{host}\"\n[device]\nextends = \"null\"\n{device_keys}\n[device.nvme]\nmax_io_queues = 128\n"
+        "[host]\nextends = \"{host}\"\n[host.costs]\n{cost_keys}\n[device]\nextends = \"null\"\n{device_keys}\n[device.nvme]\nmax_io_queues = 128\n"
     );
     let cfg = config::load_machine(Some(("test.toml", &toml)), None, None).unwrap();
     let jobs = fio::parse_str(job, "test.fio").unwrap();
@@ -85,7 +90,11 @@ fn single_queue_lock_wait_grows_with_cores_and_with_sockets() {
 #[test]
 fn blk_mq_per_core_queues_take_no_shared_lock_on_submission() {
     let mq = "block_layer = \"blk-mq\"";
-    let (m, iops8) = machine("x7560-4s", mq, &per_cpu_job("0,1,8,9,16,17,24,25", 8, false));
+    // A kernel that keeps the disk's statistics per CPU (4.x on), so that
+    // nothing at all is shared between the cores.
+    let percpu = "disk_stats_shared_lines = 0";
+    let (m, iops8) = machine_with("x7560-4s", percpu, mq, &per_cpu_job("0,1,8,9,16,17,24,25", 8, false));
+    assert!(m.host().disk_stats_lines().is_none());
     assert_eq!(
         m.host().queue_lock().acquisitions,
         0,
@@ -102,8 +111,44 @@ fn blk_mq_per_core_queues_take_no_shared_lock_on_submission() {
     }
     assert_eq!(used, 16, "8 ctx locks and 8 hctx line sets in use");
     // Without a shared lock, throughput grows in proportion to cores.
-    let (_, iops1) = machine("x7560-4s", mq, &per_cpu_job("0", 1, false));
+    let (_, iops1) = machine_with("x7560-4s", percpu, mq, &per_cpu_job("0", 1, false));
     assert!(iops8 > 7.5 * iops1, "8 cores {iops8:.0} vs 1 core {iops1:.0} IOPS");
+}
+
+#[test]
+fn blk_mq_in_3x_kernels_writes_the_disk_stats_line_at_every_start_and_end() {
+    // The 2013 study's presets carry the 3.x kernels' atomic in-flight
+    // counter (disk_stats_shared_lines = 1): every request writes it twice,
+    // from whichever core, so 8 cores on 4 sockets pass it across the
+    // interconnect and lose throughput against per-CPU statistics.
+    let mq = "block_layer = \"blk-mq\"";
+    let job = per_cpu_job("0,1,8,9,16,17,24,25", 8, false);
+    let (m, iops_shared) = machine("x7560-4s", mq, &job);
+    let l = m.host().disk_stats_lines().expect("the preset models the shared line");
+    assert_eq!(
+        l.acquisitions,
+        2 * m.ios_completed(),
+        "one write at the start, one at the end"
+    );
+    assert_eq!(l.sharers(), 8);
+    assert!(l.transfer_ns > 0 && l.hold_ns == 0);
+    let (m0, iops_percpu) = machine_with("x7560-4s", "disk_stats_shared_lines = 0", mq, &job);
+    assert!(m0.host().disk_stats_lines().is_none());
+    assert!(
+        iops_shared < iops_percpu,
+        "shared line {iops_shared:.0} vs per-CPU {iops_percpu:.0} IOPS"
+    );
+    // One core writes it from its own cache: no transfer after the first.
+    let (one, _) = machine("x7560-4s", mq, &per_cpu_job("0", 1, false));
+    let l1 = one.host().disk_stats_lines().unwrap();
+    assert!(l1.transfer_ns <= 51, "{} ns moved for one core", l1.transfer_ns);
+    // The legacy queue accounts under its lock (its queue-state lines), so
+    // the key does not touch it.
+    let sq = "block_layer = \"single-queue\"";
+    let (a, iops_a) = machine("x7560-4s", sq, &job);
+    let (_, iops_b) = machine_with("x7560-4s", "disk_stats_shared_lines = 0", sq, &job);
+    assert_eq!(a.host().disk_stats_lines().map(|l| l.acquisitions), Some(0));
+    assert_eq!(iops_a, iops_b);
 }
 
 #[test]
@@ -145,13 +190,27 @@ fn sync_latency_under_single_queue_grows_with_cores() {
     let l1 = lat("0", 1);
     let l32 = lat("0-31", 32);
     assert!(l32 > 2.0 * l1, "32 cores {l32:e} s vs 1 core {l1:e} s");
-    // blk-mq keeps the per-I/O time flat with cores.
-    let mq = |cpus: &str, n: usize| {
-        let (_, iops) = machine("x7560-4s", "block_layer = \"blk-mq\"", &per_cpu_job(cpus, n, true));
+    // blk-mq with per-CPU disk statistics keeps the per-I/O time flat with
+    // cores; with the 3.x kernels' shared in-flight counter it grows, but
+    // stays far below the single queue's.
+    let mq = |costs: &str, cpus: &str, n: usize| {
+        let (_, iops) = machine_with(
+            "x7560-4s",
+            costs,
+            "block_layer = \"blk-mq\"",
+            &per_cpu_job(cpus, n, true),
+        );
         n as f64 / iops
     };
-    let (m1, m32) = (mq("0", 1), mq("0-31", 32));
+    let percpu = "disk_stats_shared_lines = 0";
+    let (m1, m32) = (mq(percpu, "0", 1), mq(percpu, "0-31", 32));
     assert!(m32 < 1.1 * m1, "blk-mq 32 cores {m32:e} s vs 1 core {m1:e} s");
+    let (s1, s32) = (mq("", "0", 1), mq("", "0-31", 32));
+    assert!(s32 > 1.1 * s1, "shared line: 32 cores {s32:e} s vs 1 core {s1:e} s");
+    assert!(
+        s32 < 0.5 * l32,
+        "blk-mq {s32:e} s vs single queue {l32:e} s at 32 cores"
+    );
 }
 
 #[test]
