@@ -228,8 +228,8 @@ pub struct HostCosts {
     /// way (3.13 `blk_account_io_start` / `blk_account_io_done`, called by blk-mq for each
     /// request): 1. Later kernels count blk-mq's in-flight requests from its tags (2017) and
     /// keep the reference per CPU: 0, the default. The legacy queue does the same accounting
-    /// under its queue lock, which `queue_lock_shared_lines` already counts. Host block layer
-    /// only: a guest's virtio disks do not pay it.
+    /// under its queue lock, which `queue_lock_shared_lines` already counts. A guest's blk-mq
+    /// (which takes this cost table) pays it on a line of its own per virtual disk.
     #[serde(default)]
     pub disk_stats_shared_lines: u32,
     /// Raising and running the block softirq to complete one request (null_blk irqmode=1).

@@ -359,6 +359,7 @@ fn extras(m: &Machine, end: Ns) -> Value {
         .chain(m.host().disk_stats_lines())
         .chain(std::iter::once(m.host().queue_lock()))
         .chain(m.vms().vqs.iter().flat_map(|q| [&q.lock, &q.hctx_lines, &q.ring]))
+        .chain(m.vms().disk_stats.iter())
         .filter(|l| l.acquisitions > 0)
         .map(|l| {
             json!({

@@ -30,7 +30,7 @@ unit = "x"
 source = "Kim, Kang, Lee, Eom, MSST 2015 (vCPU-dedicated queues and I/O threads), evaluation"
 checked = "not verified: the figure is issue 19's. Found (search, Nov 2026): the paper's first page (vdocuments.site copy) and abstract (scilit.net): Linux 3.17 and QEMU 2.1.2 with modified virtio-blk front and back ends, a multi-queue (NVMe) SSD, not null_blk, and 'up to 167%' more IOPS than existing QEMU (2.67x); the KIISE 2016 journal version (JOK 43(1):27-33) says up to 155%. Not found: the evaluation section (host CPU and cores, vCPUs, where the IOThreads ran, fio job)"
 model = { op = "ratio", a = { variant = "per-vCPU queues, 8 IOThreads", workload = "8 jobs", metric = "iops" }, b = { variant = "shared queue, 1 IOThread", workload = "8 jobs", metric = "iops" } }
-mechanism = "Every vCPU and IOThread has a host CPU of its own and nothing on the host is shared (host block layer, null_blk completions, KVM irqfd/ioeventfd, memory bandwidth), so per-vCPU queues with 8 IOThreads scale linearly to 8 CPUs' worth of IOThread work while the stock design stays at one IOThread's; the study's machine ran vCPUs and IOThreads on the same cores (issue 19 lead 4): see the next row. The study's device was a real multi-queue SSD, whose own limit null_blk does not have"
+mechanism = "Every vCPU and IOThread has a host CPU of its own, and the only structures they share are the guest's and the host's disk-statistics lines (Linux 3.17's atomic in-flight counters, cheap with every CPU on one socket); nothing else on the host is (host block layer queues, null_blk completions, KVM irqfd/ioeventfd, memory bandwidth), so per-vCPU queues with 8 IOThreads scale linearly to 8 CPUs' worth of IOThread work while the stock design stays at one IOThread's; the study's machine ran vCPUs and IOThreads on the same cores (issue 19 lead 4): see the next row. The study's device was a real multi-queue SSD, whose own limit null_blk does not have"
 
 [[study]]
 metric = "per_vcpu_8_iothreads_over_shared_8_jobs_on_vcpu_cpus"
@@ -248,7 +248,9 @@ cores (issue 19; the paper's set-up was not found, see the study table), and wit
 polling, which the study's QEMU 2.1.2 did not have (poll-max-ns arrived in QEMU 2.9). A CPU runs one \
 thread's work at a time, so there vCPU and IOThread work queue for the same CPU. In those rows \
 \"vCPU busy\" is the busy time of CPUs 0-7, IOThread work included.\n\n\
-Costs: guest block layer as the host's `[host.costs]`; virtualization steps from `[host.virt]` \
+Costs: guest block layer as the host's `[host.costs]`, with Linux 3.17's shared disk-statistics \
+line in the guest's virtual disk and the host's device (`disk_stats_shared_lines = 1`, the \
+study's kernel); virtualization steps from `[host.virt]` \
 (VM exit for a notify, interrupt injection without posted interrupts, irqfd signal, QEMU's \
 per-request pop and completion) — cycle budgets, see docs/presets.md.\n"
     );

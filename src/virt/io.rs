@@ -47,6 +47,11 @@ impl Vms {
         cur += c.blk_mq_insert_ns + 2 * c.sw_queue_lock_hold_ns;
         let ipi_ns = c.ipi_ns;
         let env = host.lock_env();
+        // The guest's blk_mq_bio_to_request -> blk_account_io_start: the
+        // virtual disk's in-flight counter, shared by all its queues' vCPUs.
+        if let Some(l) = self.disk_stats.get_mut(self.vqs[vq].disk as usize) {
+            cur = l.acquire(cur, cpu, 0, env);
+        }
         let vqr = &mut self.vqs[vq];
         cur = vqr.hctx_lines.acquire(cur, cpu, 0, env);
         cur += v.guest_queue_rq_ns;
@@ -270,6 +275,13 @@ impl Vms {
         let per = v.vq_lock_hold_ns + c.bio_complete_ns;
         let n_remote = done.iter().filter(|&&r| remote(host, r)).count() as Ns;
         let hold = per * done.len().max(1) as Ns + n_remote * v.vmexit_notify_ns;
+        // blk_account_io_done for each request ended (in the guest it runs
+        // inside the virtqueue lock; taken here just before it).
+        if let Some(l) = self.disk_stats.get_mut(self.vqs[qi].disk as usize) {
+            for _ in &done {
+                cur = l.acquire(cur, cpu, 0, host.lock_env());
+            }
+        }
         let vqr = &mut self.vqs[qi];
         cur = vqr.ring.acquire(cur, cpu, 0, host.lock_env());
         let end = vqr.lock.acquire(cur, cpu, hold, host.lock_env());

@@ -216,6 +216,8 @@ pub struct Virtqueue {
     /// The guest blk-mq hardware context's state lines (pending bitmap, run
     /// counters): shared by the vCPUs that map to this queue.
     pub hctx_lines: Lock,
+    /// The virtual disk this queue belongs to (index into `Vms::disk_stats`).
+    pub disk: u32,
     /// Guest blk-mq tags = descriptors of the ring.
     pub tags: WaitPool,
     /// Requests the guest made available and the IOThread has not taken, with the time they were added.
@@ -295,6 +297,10 @@ pub struct Vms {
     pub vcpus: Vec<Vcpu>,
     pub vqs: Vec<Virtqueue>,
     pub iothreads: Vec<IoThread>,
+    /// Each virtual disk's statistics lines in the guest kernel (in-flight
+    /// counter and reference, `[host.costs] disk_stats_shared_lines`), in
+    /// disk order; empty when the kernel keeps them per CPU.
+    pub disk_stats: Vec<Lock>,
     /// The virtualization costs in this host's nanoseconds.
     pub(super) ns: VirtNs,
     scratch: Vec<u32>,
@@ -316,12 +322,14 @@ impl Vms {
             vcpus: Vec::new(),
             vqs: Vec::new(),
             iothreads: Vec::new(),
+            disk_stats: Vec::new(),
             ns: VirtNs::new(&cfg.host.virt, cfg.host.clock_ghz),
             scratch: Vec::new(),
         };
         let disks = disk_layout(&cfg.vms, namespace)?;
         let nr = topo.nr_cpus();
         let hctx_lines = cfg.host.costs.hctx_shared_lines;
+        let disk_stats_lines = cfg.host.costs.disk_stats_shared_lines;
         let ring_lines = cfg.host.virt.vring_shared_lines;
         for (vi, vm) in cfg.vms.iter().enumerate() {
             check_config(vm).map_err(|e| format!("vm '{}': {e}", vm.name))?;
@@ -380,6 +388,13 @@ impl Vms {
             let mut rt_disks = Vec::new();
             for (name, base, len) in &disks[vi] {
                 let mut ids = Vec::new();
+                let disk = out.disk_stats.len() as u32;
+                if disk_stats_lines > 0 {
+                    out.disk_stats.push(Lock::lines(
+                        format!("vm {} {name} guest disk stats lines", vm.name),
+                        disk_stats_lines,
+                    ));
+                }
                 for q in 0..nq {
                     let id = out.vqs.len() as u32;
                     let iot = first_iot + dealt % n_iot;
@@ -390,6 +405,7 @@ impl Vms {
                         lock: Lock::with(format!("vm {} {name} virtqueue {q} lock", vm.name), spin, 0),
                         ring: Lock::lines(format!("vm {} {name} virtqueue {q} ring lines", vm.name), ring_lines),
                         hctx_lines: Lock::lines(format!("vm {} {name} guest hctx{q} state lines", vm.name), hctx_lines),
+                        disk,
                         tags: WaitPool::new(vm.queue_size),
                         avail: VecDeque::new(),
                         used: VecDeque::new(),

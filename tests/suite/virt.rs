@@ -147,6 +147,31 @@ fn per_vcpu_queues_with_enough_iothreads_share_no_guest_lock() {
     );
 }
 
+#[test]
+fn a_3x_guest_kernel_shares_each_virtual_disks_statistics_line_across_its_vcpus() {
+    // With the 3.x kernels' atomic in-flight counter, every guest request
+    // writes its virtual disk's line at its start (on the submitting vCPU)
+    // and at its end (in the interrupt handler), and the host block layer
+    // writes the host disk's line for the IOThreads' requests: per-vCPU
+    // queues then share that one line where they shared nothing before.
+    let costs = "[host.costs]\ndisk_stats_shared_lines = 1";
+    let iot = [8, 9, 10, 11, 12, 13, 14, 15];
+    let m = run_vm(&vm_config("null", "per-vcpu", &iot, costs), &guest_job(8, 4000), 0).unwrap();
+    let ios: u64 = m.host().threads().iter().map(|t| t.ios_completed).sum();
+    assert_eq!(ios, 8 * 4000);
+    assert_eq!(m.vms().disk_stats.len(), 1, "one line per virtual disk");
+    let g = &m.vms().disk_stats[0];
+    assert_eq!(g.acquisitions, 2 * ios, "start and end of every guest request");
+    assert!(g.sharers() >= 8, "{} vCPUs wrote it", g.sharers());
+    assert!(g.transfer_ns > 0);
+    let h = m.host().disk_stats_lines().expect("host line");
+    assert_eq!(h.acquisitions, 2 * ios, "every host request the IOThreads sent");
+    // Per-CPU statistics (the preset): no such line anywhere, and faster.
+    let p = run_vm(&vm_config("null", "per-vcpu", &iot, ""), &guest_job(8, 4000), 0).unwrap();
+    assert!(p.vms().disk_stats.is_empty() && p.host().disk_stats_lines().is_none());
+    assert!(iops(&p) > iops(&m), "per-CPU {} vs shared line {}", iops(&p), iops(&m));
+}
+
 /// The least an IOThread of `dell-r720-2s` spends on one request on the
 /// null device: take it from the ring, set up the bio, the null driver,
 /// complete the bio, complete it into the used ring (batching only saves
