@@ -49,7 +49,7 @@ pub struct Host {
     sq_locks: Vec<Lock>,
     /// blk-mq hardware-queue state lines, one set per hctx.
     hctx_lines: Vec<Lock>,
-    /// The disk's in-flight counters and reference (blk-mq before 4.13), written by every
+    /// The disk's in-flight counters and reference (blk-mq in the 3.x kernels), written by every
     /// request's start and end; `None` when the kernel keeps them per CPU (0 lines).
     disk_stats: Option<Lock>,
     /// The legacy layer's request-queue lock (unused under blk-mq and bypass).
@@ -275,7 +275,7 @@ impl Host {
     pub fn hctx_lines(&self) -> &[Lock] {
         &self.hctx_lines
     }
-    /// The disk's shared statistics lines (blk-mq kernels before 4.13), if modelled.
+    /// The disk's shared statistics lines (blk-mq in the 3.x kernels), if modelled.
     pub fn disk_stats_lines(&self) -> Option<&Lock> {
         self.disk_stats.as_ref()
     }

@@ -291,7 +291,7 @@ impl Host {
             BlockLayerKind::BlkMq => {
                 // blk_mq_bio_to_request -> blk_account_io_start: the disk's
                 // in-flight counter and reference, from whichever CPU wrote
-                // them last (kernels before 4.13).
+                // them last (the 3.x kernels).
                 if let Some(l) = self.disk_stats.as_mut() {
                     cur = l.acquire(cur, cpu, 0, &self.lenv);
                 }
