@@ -402,9 +402,10 @@ impl Host {
     /// request and wake their threads. Returns when the CPU is done.
     fn host_complete(&mut self, mut cur: Ns, cpu: u32, r: u32, vms: &mut Vms, q: &mut Queue) -> Ns {
         let hctx = self.reqs.get(r).hctx as usize;
-        if self.block == BlockLayerKind::BlkMq && !self.reqs.get(r).hmb {
-            // blk_account_io_done: the in-flight counter and reference again.
-            if let Some(l) = self.disk_stats.as_mut() {
+        // blk_account_io_done: the in-flight counter and reference again
+        // (blk-mq requests only; an HMB request never entered blk-mq).
+        if let Some(l) = self.disk_stats.as_mut() {
+            if self.block == BlockLayerKind::BlkMq && !self.reqs.get(r).hmb {
                 cur = l.acquire(cur, cpu, 0, &self.lenv);
             }
         }

@@ -90,7 +90,7 @@ fn single_queue_lock_wait_grows_with_cores_and_with_sockets() {
 #[test]
 fn blk_mq_per_core_queues_take_no_shared_lock_on_submission() {
     let mq = "block_layer = \"blk-mq\"";
-    // A kernel that keeps the disk's statistics per CPU (4.x on), so that
+    // A later kernel that keeps the disk's statistics per CPU, so that
     // nothing at all is shared between the cores.
     let percpu = "disk_stats_shared_lines = 0";
     let (m, iops8) = machine_with("x7560-4s", percpu, mq, &per_cpu_job("0,1,8,9,16,17,24,25", 8, false));
