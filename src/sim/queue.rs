@@ -1,15 +1,23 @@
-//! The event queue: a binary min-heap keyed by (time, insertion sequence), so
-//! events at the same instant run in the order they were scheduled. That
-//! tie-break is what makes runs bit-identical.
+//! The event queue, keyed by (time, insertion sequence), so events at the
+//! same instant run in the order they were scheduled. That tie-break is what
+//! makes runs bit-identical.
 //!
-//! The heap holds bare 16-byte keys, time << 64 | sequence << SLOT_BITS |
-//! slot, and the events wait in a slot array beside it: a pop moves half the
-//! bytes a heap of (key, event) pairs would, with the same one-integer
-//! compare. The sequence has 64 - SLOT_BITS bits; when it runs out, the
-//! pending events are renumbered in their order (see [`EventQueue::renumber`]).
-//! The heap is std's, reversed: a hand-written one with branch-free child
-//! selection was tried and cost 1.9% more instructions on the bench, with no
-//! fewer mispredicted branches (callgrind).
+//! The keys are bare 16 bytes, time << 64 | sequence << SLOT_BITS | slot,
+//! and the events wait in a slot array beside them. The sequence has
+//! 64 - SLOT_BITS bits; when it runs out, the pending events are renumbered
+//! in their order (see [`EventQueue::renumber`]).
+//!
+//! While few events are pending (up to [`SORTED_MAX`]; the engine benchmark
+//! holds 40 on average), the keys sit in a vector sorted in descending
+//! order: a pop takes the last, and an insert walks back from the end, which
+//! is short because most events are due soon. With more pending the keys
+//! move to std's binary heap, and back below [`SORTED_BACK`]. The pop order
+//! is the same either way, as keys are unique. On the bench this takes 3.0%
+//! fewer instructions than the heap alone and no more mispredicted branches
+//! (callgrind); a binary search for the insert saved only 1.5% and
+//! mispredicted more. Tried before and dropped: a hand-written heap with branch-free child selection (+1.9%
+//! instructions), a 4-ary heap (+7.8%) and a radix heap (more mispredicted
+//! branches).
 
 use super::Ns;
 use std::cmp::Reverse;
@@ -20,8 +28,8 @@ const SLOT_BITS: u32 = 24;
 const SLOT_MASK: u128 = (1 << SLOT_BITS) - 1;
 
 pub struct EventQueue<E> {
-    /// Min-heap of the pending events' keys.
-    heap: BinaryHeap<Reverse<u128>>,
+    /// The pending events' keys.
+    heap: Keys,
     /// Pending events by slot; `None` for free slots.
     slots: Vec<Option<E>>,
     free: Vec<u32>,
@@ -33,6 +41,85 @@ pub struct EventQueue<E> {
     processed: u64,
 }
 
+/// Pending keys, smallest first out: a vector sorted in descending order
+/// while there are few (a pop takes the last; an insert searches and moves
+/// the keys after it), a binary heap while there are many.
+#[derive(Default)]
+struct Keys {
+    sorted: Vec<u128>,
+    heap: BinaryHeap<Reverse<u128>>,
+    /// The keys are in `heap`.
+    big: bool,
+}
+
+/// Keys beyond which the sorted vector turns into the heap, and below which
+/// the heap turns back (apart, so a queue near one size does not flip).
+const SORTED_MAX: usize = 128;
+const SORTED_BACK: usize = 32;
+
+impl Keys {
+    #[inline(always)]
+    fn push(&mut self, k: u128) {
+        if !self.big {
+            if self.sorted.len() < SORTED_MAX {
+                // Most events are due soon, so their place is near the end.
+                let mut p = self.sorted.len();
+                while p > 0 && self.sorted[p - 1] < k {
+                    p -= 1;
+                }
+                self.sorted.insert(p, k);
+                return;
+            }
+            self.big = true;
+            self.heap.extend(self.sorted.drain(..).map(Reverse));
+        }
+        self.heap.push(Reverse(k));
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<u128> {
+        if !self.big {
+            return self.sorted.pop();
+        }
+        let Reverse(k) = self.heap.pop()?;
+        if self.heap.len() < SORTED_BACK {
+            self.big = false;
+            self.sorted = std::mem::take(&mut self.heap)
+                .into_sorted_vec()
+                .into_iter()
+                .map(|r| r.0)
+                .collect();
+        }
+        Some(k)
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<u128> {
+        if self.big {
+            self.heap.peek().map(|r| r.0)
+        } else {
+            self.sorted.last().copied()
+        }
+    }
+
+    fn len(&self) -> usize {
+        if self.big {
+            self.heap.len()
+        } else {
+            self.sorted.len()
+        }
+    }
+
+    /// Every key, ascending, leaving the set empty.
+    fn take_sorted(&mut self) -> Vec<u128> {
+        let mut v: Vec<u128> = std::mem::take(&mut self.sorted);
+        v.extend(std::mem::take(&mut self.heap).into_vec().into_iter().map(|r| r.0));
+        self.big = false;
+        v.sort_unstable();
+        v
+    }
+}
+
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
@@ -42,7 +129,7 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(1024),
+            heap: Keys::default(),
             slots: Vec::with_capacity(1024),
             free: Vec::with_capacity(1024),
             seq: 0,
@@ -92,9 +179,8 @@ impl<E> EventQueue<E> {
         if self.seq == self.seq_limit {
             self.renumber();
         }
-        self.heap.push(Reverse(
-            ((at as u128) << 64) | ((self.seq as u128) << SLOT_BITS) | slot as u128,
-        ));
+        self.heap
+            .push(((at as u128) << 64) | ((self.seq as u128) << SLOT_BITS) | slot as u128);
     }
 
     /// The sequence numbers ran out: give the pending events new ones,
@@ -102,19 +188,20 @@ impl<E> EventQueue<E> {
     /// what it would have been (later schedules get larger numbers still).
     #[cold]
     fn renumber(&mut self) {
-        let mut keys = std::mem::take(&mut self.heap).into_vec();
-        keys.sort_unstable_by_key(|r| r.0);
-        for (Reverse(k), i) in keys.iter_mut().zip(1u128..) {
+        let mut keys = self.heap.take_sorted();
+        for (k, i) in keys.iter_mut().zip(1u128..) {
             *k = (*k >> 64 << 64) | (i << SLOT_BITS) | (*k & SLOT_MASK);
         }
         self.seq = keys.len() as u64 + 1;
-        self.heap = BinaryHeap::from(keys);
+        for k in keys {
+            self.heap.push(k);
+        }
     }
 
     /// Pop the next event, advancing time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Ns, E)> {
-        let Reverse(k) = self.heap.pop()?;
+        let k = self.heap.pop()?;
         self.now = (k >> 64) as Ns;
         self.processed += 1;
         let slot = (k & SLOT_MASK) as u32;
@@ -128,7 +215,7 @@ impl<E> EventQueue<E> {
     /// Time of the next event, without popping it (a real-time loop sleeps until then).
     #[inline]
     pub fn peek_time(&self) -> Option<Ns> {
-        self.heap.peek().map(|r| (r.0 >> 64) as Ns)
+        self.heap.peek().map(|k| (k >> 64) as Ns)
     }
 
     pub fn len(&self) -> usize {
@@ -136,7 +223,7 @@ impl<E> EventQueue<E> {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.len() == 0
     }
 
     /// Events popped so far.
@@ -220,6 +307,42 @@ mod tests {
         // Sequence numbers run out every 97 schedules (the real limit is
         // 2^40): the pops stay those of the reference heap.
         check_against_reference(EventQueue::with_seq_limit(97));
+    }
+
+    #[test]
+    fn keys_move_between_the_sorted_vector_and_the_heap_in_order() {
+        // Fill past SORTED_MAX, drain below SORTED_BACK, five times over, with
+        // ties and scattered times: every pop matches a reference heap and
+        // both representations are used.
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut rng = Rng::new(5, "queue-test", 2);
+        let mut q = EventQueue::new();
+        let mut reference = BinaryHeap::new();
+        let (mut seq, mut flips, mut was_big) = (0u64, 0, false);
+        for _ in 0..5 {
+            for (target, grow) in [(SORTED_MAX * 3, true), (SORTED_BACK / 2, false)] {
+                while (q.len() < target) == grow {
+                    if grow || rng.next_u64().is_multiple_of(4) {
+                        let at = q.now() + rng.next_u64() % 1_000;
+                        q.schedule(at, seq);
+                        reference.push(Reverse((at, seq)));
+                        seq += 1;
+                    }
+                    if !grow || rng.next_u64().is_multiple_of(3) {
+                        assert_eq!(q.pop(), reference.pop().map(|Reverse(x)| x));
+                    }
+                    if q.heap.big != was_big {
+                        (flips, was_big) = (flips + 1, q.heap.big);
+                    }
+                }
+            }
+        }
+        assert_eq!(flips, 10, "five trips to the heap and back");
+        while let Some(Reverse(want)) = reference.pop() {
+            assert_eq!(q.pop(), Some(want));
+        }
+        assert!(q.is_empty());
     }
 
     fn check_against_reference(mut q: EventQueue<u64>) {
