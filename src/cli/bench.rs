@@ -146,6 +146,13 @@ fn bench_sweep(path: &std::path::Path, workers: Option<usize>) -> Result<(), Str
     Ok(())
 }
 
+/// How this binary was built: `./build-pgo` sets NVMESIM_PGO for its
+/// optimized build (same results, a faster engine loop).
+const BUILD: &str = match option_env!("NVMESIM_PGO") {
+    Some(_) => "release, profile-guided (./build-pgo)",
+    None => "release (./build-pgo makes a faster, profile-guided one)",
+};
+
 pub fn cmd_bench(a: BenchArgs) -> Result<(), String> {
     if let Some(dev) = &a.start_only {
         return bench_start_only(dev, &a.start_precondition);
@@ -187,6 +194,7 @@ pub fn cmd_bench(a: BenchArgs) -> Result<(), String> {
         "nvmesim bench: 4 KiB randrw 70/30, 4 jobs x QD32, {} (sustained steady-state precondition)",
         a.device
     )?;
+    outln!("  build                  {BUILD}")?;
     outln!(
         "  setup + precondition   {:>10.2} s   (maps built whole)",
         setup.as_secs_f64()
