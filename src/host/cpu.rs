@@ -267,14 +267,14 @@ impl Lock {
         // The common case: every reserved hold is over by `now`, so the lock
         // is free and the line comes from the last holder. If the holds are
         // also over by the floor, no later acquisition can land between
-        // them, and they are dropped at once (the same drop as below).
+        // them, and they are dropped at once (the same drop as in batches).
         match self.busy.back() {
             Some(&Hold { end, cpu: last, .. }) if end <= now => {
                 if end <= env.floor {
                     self.busy.clear();
                     self.pruned_cpu = Some(last);
-                } else if self.busy.len() >= PRUNE_BATCH {
-                    self.prune(env.floor.min(now));
+                } else {
+                    self.prune_batch(now, env);
                 }
                 self.acquire_free(now, cpu, hold, Some(last), env)
             }
@@ -286,12 +286,7 @@ impl Lock {
     /// [`Lock::acquire`] when nothing is in the way: start at `now`.
     #[inline]
     fn acquire_free(&mut self, now: Ns, cpu: u32, hold: Ns, prev_cpu: Option<u32>, env: &LockEnv) -> Ns {
-        let line = match prev_cpu {
-            Some(c) => env.cost.between(&env.topo, c, cpu),
-            None => env.cost.same_socket_ns,
-        };
-        let handoff = if self.lock_word { line } else { 0 };
-        let data = line * self.shared_lines as u64;
+        let (handoff, data) = self.transfers(prev_cpu, cpu, 0, env);
         let end = now + handoff + data + hold;
         self.busy.push_back(Hold {
             arrive: now,
@@ -299,22 +294,49 @@ impl Lock {
             end,
             cpu,
         });
-        self.acquisitions += 1;
-        self.note_cpu(cpu);
-        self.transfer_ns += handoff + data;
-        self.hold_ns += hold;
+        self.count(cpu, handoff + data, hold);
         end
     }
 
-    /// Drop the holds over by `upto`, remembering the last one's CPU.
-    fn prune(&mut self, upto: Ns) {
-        while self.busy.front().is_some_and(|h| h.end <= upto) {
-            self.pruned_cpu = self.busy.pop_front().map(|h| h.cpu);
+    /// The hand-off of the lock word and the move of the protected data to
+    /// `cpu` from the previous holder, with `ahead` spinners queued in front.
+    #[inline]
+    fn transfers(&self, prev_cpu: Option<u32>, cpu: u32, ahead: u64, env: &LockEnv) -> (Ns, Ns) {
+        let line = match prev_cpu {
+            Some(c) => env.cost.between(&env.topo, c, cpu),
+            // First touch: the line comes from memory; count it as a local transfer.
+            None => env.cost.same_socket_ns,
+        };
+        let handoff = match self.kind {
+            _ if !self.lock_word => 0,
+            // The release invalidates every spinner's copy; their re-reads
+            // are served in turn and the next owner's comes on average
+            // halfway: one transfer plus half a transfer per other spinner.
+            // By the arrival theorem the waiters queued ahead at arrival
+            // estimate the spinners present at our hand-off.
+            SpinlockKind::Ticket => line + line * ahead / 2,
+            SpinlockKind::Queued => line,
+        };
+        (handoff, line * self.shared_lines as u64)
+    }
+
+    /// Intervals over before the floor can no longer be in anyone's way.
+    /// They are dropped in batches, which changes nothing: until then they
+    /// end before `now` too, so the search skips them and the last of them
+    /// names the same previous holder as `pruned_cpu` does.
+    fn prune_batch(&mut self, now: Ns, env: &LockEnv) {
+        if self.busy.len() >= PRUNE_BATCH {
+            let upto = env.floor.min(now);
+            while self.busy.front().is_some_and(|h| h.end <= upto) {
+                self.pruned_cpu = self.busy.pop_front().map(|h| h.cpu);
+            }
         }
     }
 
+    /// Count an acquisition by `cpu` and its transfers and hold.
     #[inline]
-    fn note_cpu(&mut self, cpu: u32) {
+    fn count(&mut self, cpu: u32, transfer: Ns, hold: Ns) {
+        self.acquisitions += 1;
         let (word, bit) = (cpu as usize / 64, 1u64 << (cpu % 64));
         if word >= self.cpus_seen.len() {
             self.cpus_seen.resize(word + 1, 0);
@@ -323,19 +345,14 @@ impl Lock {
             self.cpus_seen[word] |= bit;
             self.nr_seen += 1;
         }
+        self.transfer_ns += transfer;
+        self.hold_ns += hold;
     }
 
     /// [`Lock::acquire`] when a reserved hold ends after `now`.
     #[inline(never)]
     fn acquire_slow(&mut self, now: Ns, cpu: u32, hold: Ns, env: &LockEnv) -> Ns {
-        // Intervals over before the floor can no longer be in anyone's way.
-        // They are dropped in batches, which changes nothing: until then
-        // they end before `now` too, so the search below skips them and the
-        // last of them names the same previous holder as `pruned_cpu` would.
-        if self.busy.len() >= PRUNE_BATCH {
-            self.prune(env.floor.min(now));
-        }
-        let data_lines = self.shared_lines as u64;
+        self.prune_batch(now, env);
         // First interval still busy at `now` (ends are sorted like starts).
         let first = if self.busy.back().is_none_or(|h| h.end <= now) {
             self.busy.len()
@@ -352,22 +369,7 @@ impl Lock {
         // Holders queued ahead that had not started by `now`: the spinners.
         let mut ahead = 0u64;
         let (start, handoff, data) = loop {
-            let line = match prev_cpu {
-                Some(c) => env.cost.between(&env.topo, c, cpu),
-                // First touch: the line comes from memory; count it as a local transfer.
-                None => env.cost.same_socket_ns,
-            };
-            let handoff = match self.kind {
-                _ if !self.lock_word => 0,
-                // The release invalidates every spinner's copy; their re-reads
-                // are served in turn and the next owner's comes on average
-                // halfway: one transfer plus half a transfer per other spinner.
-                // By the arrival theorem the waiters queued ahead at arrival
-                // estimate the spinners present at our hand-off.
-                SpinlockKind::Ticket => line + line * ahead / 2,
-                SpinlockKind::Queued => line,
-            };
-            let data = line * data_lines;
+            let (handoff, data) = self.transfers(prev_cpu, cpu, ahead, env);
             let need = handoff + data + hold;
             match self.busy.get(i) {
                 Some(h) if t + need > h.start => {
@@ -395,15 +397,12 @@ impl Lock {
         } else {
             self.busy.insert(i, hold_iv);
         }
-        self.acquisitions += 1;
         if start > now {
             self.contended += 1;
             self.wait_ns += start - now;
         }
         self.max_spinners = self.max_spinners.max(ahead as u32 + u32::from(start > now));
-        self.note_cpu(cpu);
-        self.transfer_ns += handoff + data;
-        self.hold_ns += hold;
+        self.count(cpu, handoff + data, hold);
         end
     }
 }

@@ -34,7 +34,7 @@ const SLOT_MASK: u128 = (1 << SLOT_BITS) - 1;
 
 pub struct EventQueue<E> {
     /// The pending events' keys.
-    heap: Keys,
+    keys: Keys,
     /// Pending events by slot; `None` for free slots.
     slots: Vec<Option<E>>,
     free: Vec<u32>,
@@ -47,8 +47,8 @@ pub struct EventQueue<E> {
 }
 
 /// Pending keys, smallest first out: a vector sorted in descending order
-/// while there are few (a pop takes the last; an insert searches and moves
-/// the keys after it), a binary heap while there are many.
+/// while there are few (a pop takes the last; an insert walks to its place,
+/// see the module doc), a binary heap while there are many.
 #[derive(Default)]
 struct Keys {
     sorted: Vec<u128>,
@@ -110,11 +110,10 @@ impl Keys {
         let Reverse(k) = self.heap.pop()?;
         if self.heap.len() < SORTED_BACK {
             self.big = false;
-            self.sorted = std::mem::take(&mut self.heap)
-                .into_sorted_vec()
-                .into_iter()
-                .map(|r| r.0)
-                .collect();
+            // Ascending in `Reverse` is descending in the keys; the vector
+            // (emptied when the keys left it) keeps its allocation.
+            let heap = std::mem::take(&mut self.heap).into_sorted_vec();
+            self.sorted.extend(heap.into_iter().map(|r| r.0));
         }
         Some(k)
     }
@@ -155,7 +154,7 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heap: Keys::default(),
+            keys: Keys::default(),
             slots: Vec::with_capacity(1024),
             free: Vec::with_capacity(1024),
             seq: 0,
@@ -205,7 +204,7 @@ impl<E> EventQueue<E> {
         if self.seq == self.seq_limit {
             self.renumber();
         }
-        self.heap
+        self.keys
             .push(((at as u128) << 64) | ((self.seq as u128) << SLOT_BITS) | slot as u128);
     }
 
@@ -214,20 +213,20 @@ impl<E> EventQueue<E> {
     /// what it would have been (later schedules get larger numbers still).
     #[cold]
     fn renumber(&mut self) {
-        let mut keys = self.heap.take_sorted();
+        let mut keys = self.keys.take_sorted();
         for (k, i) in keys.iter_mut().zip(1u128..) {
             *k = (*k >> 64 << 64) | (i << SLOT_BITS) | (*k & SLOT_MASK);
         }
         self.seq = keys.len() as u64 + 1;
         for k in keys {
-            self.heap.push(k);
+            self.keys.push(k);
         }
     }
 
     /// Pop the next event, advancing time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Ns, E)> {
-        let k = self.heap.pop()?;
+        let k = self.keys.pop()?;
         self.now = (k >> 64) as Ns;
         self.processed += 1;
         let slot = (k & SLOT_MASK) as u32;
@@ -241,15 +240,15 @@ impl<E> EventQueue<E> {
     /// Time of the next event, without popping it (a real-time loop sleeps until then).
     #[inline]
     pub fn peek_time(&self) -> Option<Ns> {
-        self.heap.peek().map(|k| (k >> 64) as Ns)
+        self.keys.peek().map(|k| (k >> 64) as Ns)
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.keys.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.len() == 0
+        self.keys.len() == 0
     }
 
     /// Events popped so far.
@@ -358,8 +357,8 @@ mod tests {
                     if !grow || rng.next_u64().is_multiple_of(3) {
                         assert_eq!(q.pop(), reference.pop().map(|Reverse(x)| x));
                     }
-                    if q.heap.big != was_big {
-                        (flips, was_big) = (flips + 1, q.heap.big);
+                    if q.keys.big != was_big {
+                        (flips, was_big) = (flips + 1, q.keys.big);
                     }
                 }
             }
