@@ -84,11 +84,13 @@ fn resolve(kind: &str, user: Option<Table>, default: &str) -> Result<Table, Stri
         Some(_) => return Err(format!("[{kind}] extends must be a preset name (a string)")),
         None => None,
     };
-    // A table with no `extends` that is complete on its own is used as is;
-    // an empty one (or none) means the default preset.
+    // A table with no `extends` that names itself (`name = ...`) is a whole
+    // machine part of the user's own and is used as is, so no key of a
+    // preset leaks into it. One without a name only changes some keys: of
+    // the default preset (as does an empty table, or none).
     let mut base = match base_name {
         Some(n) => preset_table(kind, &n)?,
-        None if user.is_empty() => preset_table(kind, default)?,
+        None if !user.contains_key("name") => preset_table(kind, default)?,
         None => Table::new(),
     };
     merge(&mut base, user);
@@ -117,7 +119,10 @@ pub fn load_machine(
     device: Option<&str>,
 ) -> Result<MachineConfig, String> {
     let (mut doc, path) = match config {
-        Some((path, text)) => (toml::from_str::<Table>(text).map_err(|e| format!("{path}: {e}"))?, path),
+        Some((path, text)) => (
+            toml::from_str::<Table>(text).map_err(|e| syntax_error(path, text, &e))?,
+            path,
+        ),
         None => (Table::new(), "<built-in>"),
     };
     for k in doc.keys() {
@@ -140,8 +145,9 @@ pub fn load_machine(
             .into_iter()
             .enumerate()
             .map(|(i, v)| {
-                v.try_into()
-                    .map_err(|e: toml::de::Error| format!("{path}: [[vm]] number {}: {e}", i + 1))
+                v.try_into().map_err(|e: toml::de::Error| {
+                    format!("{path}: [[vm]] number {}: {}", i + 1, one_line(&e.to_string()))
+                })
             })
             .collect::<Result<_, _>>()?,
         Some(_) => return Err(format!("{path}: 'vm' must be an array of tables ([[vm]])")),
@@ -156,12 +162,32 @@ pub fn load_machine(
         d.get_or_insert_with(Table::new)
             .insert("extends".into(), Value::String(name.into()));
     }
-    let host: HostConfig = Value::Table(resolve("host", h, DEFAULT_HOST)?)
+    let text = config.map(|c| c.1);
+    // A table of the user's own (a name, no preset) must give every key.
+    let own = |t: &Option<Table>| {
+        t.as_ref()
+            .is_some_and(|t| t.contains_key("name") && !t.contains_key("extends"))
+    };
+    let hint = |kind: &str, own: bool, e: String| {
+        if own && e.contains("missing field") {
+            format!("{e} (a [{kind}] with a name and no `extends` is the user's own and must give every key; to change only some keys of a preset, say `extends = \"PRESET\"`, or leave out `name` to change the default's)")
+        } else {
+            e
+        }
+    };
+    let (own_h, own_d) = (own(&h), own(&d));
+    // Where an unknown `extends` name came from: the flag, or the file's key.
+    let named = |kind: &str, flag: Option<&str>, e: String| match flag {
+        Some(_) => format!("--{kind}: {e}"),
+        None => format!("{}: [{kind}] extends: {e}", at_key(path, text, &[kind, "extends"])),
+    };
+    let host: HostConfig = Value::Table(resolve("host", h, DEFAULT_HOST).map_err(|e| named("host", host, e))?)
         .try_into()
-        .map_err(|e: toml::de::Error| format!("{path}: [host]: {e}"))?;
-    let device: DeviceConfig = Value::Table(resolve("device", d, DEFAULT_DEVICE)?)
-        .try_into()
-        .map_err(|e: toml::de::Error| format!("{path}: [device]: {e}"))?;
+        .map_err(|e: toml::de::Error| hint("host", own_h, schema_error(path, text, "host", &e)))?;
+    let device: DeviceConfig =
+        Value::Table(resolve("device", d, DEFAULT_DEVICE).map_err(|e| named("device", device, e))?)
+            .try_into()
+            .map_err(|e: toml::de::Error| hint("device", own_d, schema_error(path, text, "device", &e)))?;
     if let Some(r) = &device.queue_map.read_write_ratio {
         crate::host::queue_map::parse_ratio(r).map_err(|e| format!("{path}: [device.queue_map]: {e}"))?;
     }
@@ -171,6 +197,108 @@ pub fn load_machine(
         crate::virt::check_config(vm).map_err(|e| format!("{path}: [[vm]] '{}': {e}", vm.name))?;
     }
     Ok(cfg)
+}
+
+/// A TOML syntax error as `FILE:LINE:COLUMN: message`, on one line.
+fn syntax_error(path: &str, text: &str, e: &toml::de::Error) -> String {
+    match e.span() {
+        Some(s) => {
+            let before = &text[..s.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            format!("{path}:{line}:{col}: {}", one_line(e.message()))
+        }
+        None => format!("{path}: {}", one_line(e.message())),
+    }
+}
+
+/// A message's lines joined into one (for terminals and CSV cells alike).
+fn one_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `FILE:LINE` of the key at `key` (a TOML path from the document's root)
+/// in the user's config text, or `FILE` when it is not written there.
+fn at_key(path: &str, text: Option<&str>, key: &[&str]) -> String {
+    match text.and_then(|t| key_line(t, key)) {
+        Some(l) => format!("{path}:{l}"),
+        None => path.to_string(),
+    }
+}
+
+/// The 1-based line where `key` is set in a TOML text: a `k = v` line whose
+/// table header and dotted key make up `key`, or a prefix of it (an inline
+/// table or array). Multi-line strings are not followed; a miss is None.
+fn key_line(text: &str, key: &[&str]) -> Option<usize> {
+    let parts = |s: &str| -> Vec<String> {
+        s.split('.')
+            .map(|p| p.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
+            .collect()
+    };
+    let mut table: Vec<String> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let l = raw.trim();
+        if l.starts_with('#') || l.is_empty() {
+            continue;
+        }
+        if let Some(h) = l.strip_prefix('[') {
+            let h = h.trim_start_matches('[');
+            let end = h.find(']').unwrap_or(h.len());
+            table = parts(&h[..end]);
+            if table.len() == key.len() && table.iter().zip(key).all(|(a, b)| a == b) {
+                return Some(i + 1);
+            }
+            continue;
+        }
+        let Some(eq) = l.find('=') else { continue };
+        let mut full = table.clone();
+        full.extend(parts(&l[..eq]));
+        if full.len() <= key.len() && full.iter().zip(key).all(|(a, b)| a == b) {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
+/// A schema error for the resolved `[kind]` table, as
+/// `FILE:LINE: [TABLE] message` on one line. The resolved table has no
+/// positions, so the line is looked up by the key's path in the user's text
+/// (none when the key is not the user's, e.g. a missing field).
+fn schema_error(path: &str, text: Option<&str>, kind: &str, e: &toml::de::Error) -> String {
+    let shown = e.to_string();
+    // The Display form ends with "in `a.b`" naming where in the table.
+    let inner: Vec<&str> = shown
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("in `").and_then(|r| r.strip_suffix('`')))
+        .map(|k| k.split('.').collect())
+        .unwrap_or_default();
+    let msg = one_line(e.message());
+    let mut key: Vec<&str> = vec![kind];
+    key.extend(&inner);
+    // An unknown field is named in the message; the path is its table.
+    let field = msg
+        .strip_prefix("unknown field `")
+        .and_then(|r| r.split('`').next())
+        .map(str::to_string);
+    let table = match &field {
+        Some(_) => key.join("."),
+        None if key.len() > 1 => format!("{}] {}", key[..key.len() - 1].join("."), key[key.len() - 1]),
+        None => key.join("."),
+    };
+    let mut full = key.clone();
+    if let Some(f) = &field {
+        full.push(f);
+    }
+    let table = if table.contains(']') {
+        format!("[{table}")
+    } else {
+        format!("[{table}]")
+    };
+    format!("{}: {table}: {msg}", at_key(path, text, &full))
 }
 
 /// (kind, name, description) of every built-in preset.
@@ -236,5 +364,62 @@ mod tests {
             err.starts_with("m.toml: [device.queue_map]: read_write_ratio '3'"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_table_without_extends_or_name_changes_the_default_preset() {
+        let m = load_machine(
+            Some((
+                "p.toml",
+                "[device.queue_map]\npolicy = \"rw-isolation\"\n[host]\nsockets = 1\n",
+            )),
+            None,
+            None,
+        )
+        .unwrap();
+        let default = load_machine(None, None, None).unwrap();
+        assert_eq!(m.device.name, default.device.name);
+        assert_eq!(m.device.queue_map.policy, "rw-isolation");
+        assert_eq!(m.host.name, default.host.name);
+        assert_eq!(m.host.sockets, 1);
+        // A table that names itself is the user's own: no preset key leaks in.
+        let err = load_machine(
+            Some(("n.toml", "[device]\nname = \"mine\"\ndescription = \"x\"\n")),
+            None,
+            None,
+        )
+        .unwrap_err();
+        assert!(err.starts_with("n.toml:1: [device]: missing field `kind`"), "{err}");
+        assert!(err.contains("extends = \"PRESET\""), "{err}");
+    }
+
+    #[test]
+    fn config_errors_name_the_file_line_and_table_on_one_line() {
+        let cases = [
+            (
+                "[device]\nextends = \"intel-750-400g\"\n\n[device.ssd.cache]\ncapacity_byte = 5\n",
+                "c.toml:5: [device.ssd.cache]: unknown field `capacity_byte`",
+            ),
+            (
+                "[device]\nextends = \"intel-750-400g\"\n[device.ssd]\ncache = { capacity_byte = 5 }\n",
+                "c.toml:4: [device.ssd.cache]: unknown field `capacity_byte`",
+            ),
+            (
+                "# a comment\n[device]\nextends = \"intel-750-400g\"\nblock_layer = \"foo\"\n",
+                "c.toml:4: [device] block_layer: unknown variant `foo`",
+            ),
+            (
+                "[host]\nextends = \"dell-r720\"\n",
+                "c.toml:2: [host] extends: unknown host preset 'dell-r720'",
+            ),
+            ("[device\nx = 1\n", "c.toml:1:8: "),
+        ];
+        for (text, want) in cases {
+            let err = load_machine(Some(("c.toml", text)), None, None).unwrap_err();
+            assert!(err.starts_with(want), "{err}\nwanted: {want}");
+            assert!(!err.contains('\n'), "{err:?}");
+        }
+        let err = load_machine(None, None, Some("nope")).unwrap_err();
+        assert!(err.starts_with("--device: unknown device preset 'nope'"), "{err}");
     }
 }
