@@ -135,7 +135,8 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
         host.name,
         if quick { "200 ms" } else { "1 s" }
     );
-    let mut all_ok = true;
+    // Rows outside their tolerance: (calibrated?, "preset workload error").
+    let mut misses: Vec<(bool, String)> = Vec::new();
     // (preset, workload, simulated, datasheet) for the side-by-side table.
     let mut side: Vec<(String, String, f64, f64, &'static str)> = Vec::new();
     crate::outln!(
@@ -233,7 +234,7 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
             }
             let err = (sim - sheet) / sheet * 100.0;
             if err.abs() > tol {
-                all_ok = false;
+                misses.push((tol < 20.0, format!("{name} {wname} {err:+.1}%")));
             }
             side.push((name.to_string(), wname.clone(), sim, sheet, w.unit));
             let label = if w.metric == "write_iops" && !ds.rand_write_is_steady_state {
@@ -311,15 +312,28 @@ validation rows). A calibrated preset is held to ±10% of its datasheet, a sourc
         }
         let _ = writeln!(md);
     }
-    let _ = writeln!(
-        md,
-        "All figures within tolerance (±10% calibrated, ±20% sourced-only): **{}**.\n",
-        if all_ok { "yes" } else { "no" }
-    );
-    crate::outln!(
-        "all figures within tolerance (±10% calibrated, ±20% sourced-only): {}",
-        if all_ok { "yes" } else { "no" }
-    )?;
+    // One verdict per kind of preset: the calibrated ones are fitted to
+    // these rows, so a miss there is a defect; a sourced-only one's miss is
+    // what the calibration closes (docs/calibration-status.md).
+    for (calibrated, what) in [
+        (true, "calibrated presets within ±10%"),
+        (false, "sourced-only presets within ±20%"),
+    ] {
+        let missed: Vec<&str> = misses
+            .iter()
+            .filter(|m| m.0 == calibrated)
+            .map(|m| m.1.as_str())
+            .collect();
+        let verdict = if missed.is_empty() {
+            "yes".to_string()
+        } else {
+            format!("no ({})", missed.join("; "))
+        };
+        let mut cap = what.to_string();
+        cap[..1].make_ascii_uppercase();
+        let _ = writeln!(md, "{cap}: **{verdict}**.\n");
+        crate::outln!("{what}: {verdict}")?;
+    }
     write(dir, "report.md", &md)?;
     write(dir, "results.json", &serde_json::to_string_pretty(&rows).unwrap())?;
     crate::outln!("wrote {}", dir.join("report.md").display())?;

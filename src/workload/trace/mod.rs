@@ -100,7 +100,8 @@ pub enum TraceFormat {
 
 /// Guesses the format from the first non-blank line: the nvmesim CSV header
 /// (`timestamp_ns,...`) means [`TraceFormat::Csv`]; seven comma-separated
-/// fields whose first is a number mean [`TraceFormat::Msr`]; anything else
+/// fields whose first is a number, or MSR's field names, mean
+/// [`TraceFormat::Msr`]; anything else
 /// is taken as blkparse output, keeping issue events
 /// (`Blkparse(BlkAction::Issue)`), whose parser then reports what is wrong.
 pub fn guess_format(text: &str) -> TraceFormat {
@@ -109,7 +110,7 @@ pub fn guess_format(text: &str) -> TraceFormat {
         Some(l) if csv::is_header(l) => TraceFormat::Csv,
         Some(l) => {
             let fields: Vec<&str> = l.split(',').collect();
-            if fields.len() == 7 && fields[0].trim().parse::<u64>().is_ok() {
+            if (fields.len() == 7 && fields[0].trim().parse::<u64>().is_ok()) || msr::is_header(l) {
                 TraceFormat::Msr
             } else {
                 TraceFormat::Blkparse(BlkAction::Issue)

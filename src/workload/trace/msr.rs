@@ -17,9 +17,10 @@
 //! (nvmesim models its own latencies); hostname and disk number are checked
 //! (non-empty, a number) and dropped: one file is one volume. The records have
 //! no pid or process. `time_ns` is `(Timestamp - earliest Timestamp) * 100`.
-//! Blank lines and trailing `\r` (CRLF files) are skipped; anything else that
-//! is not such a line, including a header line and a zero `Size`, is a
-//! [`TraceError`].
+//! Blank lines and trailing `\r` (CRLF files) are skipped, and so is a first
+//! line that is the field names above (SNIA's files have none, but copies
+//! often gain one); anything else that is not such a line, including a zero
+//! `Size` or a header line further down, is a [`TraceError`].
 
 use super::{TraceError, TraceOp, TraceRecord};
 
@@ -31,8 +32,12 @@ pub const TICK_NS: u64 = 100;
 pub fn parse_msr(text: &str, file: &str) -> Result<Vec<TraceRecord>, TraceError> {
     let mut recs = Vec::new();
     let mut lines = Vec::new();
+    let mut first = true;
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
+            continue;
+        }
+        if std::mem::replace(&mut first, false) && is_header(line) {
             continue;
         }
         let rec = parse_line(line).map_err(|m| TraceError::new(file, i + 1, m))?;
@@ -54,6 +59,22 @@ pub fn parse_msr(text: &str, file: &str) -> Result<Vec<TraceRecord>, TraceError>
         }
     }
     Ok(recs)
+}
+
+/// The field-name line `Timestamp,Hostname,...,ResponseTime` (any case,
+/// spaces around the commas).
+pub fn is_header(line: &str) -> bool {
+    const NAMES: [&str; 7] = [
+        "Timestamp",
+        "Hostname",
+        "DiskNumber",
+        "Type",
+        "Offset",
+        "Size",
+        "ResponseTime",
+    ];
+    let f: Vec<&str> = line.split(',').map(str::trim).collect();
+    f.len() == NAMES.len() && f.iter().zip(NAMES).all(|(a, b)| a.eq_ignore_ascii_case(b))
 }
 
 fn parse_line(line: &str) -> Result<TraceRecord, String> {
@@ -193,6 +214,13 @@ mod tests {
             assert!(got.starts_with("m.csv:5: "), "{line}: {got}");
             assert!(got.contains(want), "{line}: {got} (wanted {want})");
         }
+    }
+
+    #[test]
+    fn a_first_line_of_field_names_is_skipped() {
+        let with = format!("\nTimestamp, Hostname,DiskNumber,type,Offset,Size,ResponseTime\r\n{GOOD}");
+        assert_eq!(parse_msr(&with, "m.csv").unwrap(), parse_msr(GOOD, "m.csv").unwrap());
+        assert_eq!(super::super::guess_format(&with), super::super::TraceFormat::Msr);
     }
 
     #[test]
