@@ -103,13 +103,16 @@ struct PlotArgs {
     /// Column(s) making one curve per value, comma separated.
     #[arg(long, value_delimiter = ',')]
     by: Vec<String>,
+    /// Logarithmic x axis.
     #[arg(long)]
     log_x: bool,
+    /// Logarithmic y axis.
     #[arg(long)]
     log_y: bool,
     /// Output path without extension (default DIR/plot-Y-vs-X[-by-BY]); writes .svg and .png.
     #[arg(long, value_name = "STEM")]
     out: Option<PathBuf>,
+    /// Chart title (default: Y vs X).
     #[arg(long)]
     title: Option<String>,
 }
@@ -120,6 +123,7 @@ enum TraceCmd {
     /// requests of at most CHUNK (replay it with read_iolog, replay_no_stall=1, ioengine=psync:
     /// the job's runtime is the launch time).
     AppLaunch {
+        /// Number of files read.
         #[arg(long, default_value_t = 100)]
         files: u32,
         /// File sizes, drawn log-uniformly: MIN-MAX (fio size suffixes).
@@ -131,6 +135,7 @@ enum TraceCmd {
         /// Files lie at random places in the first SPAN bytes of the device.
         #[arg(long, default_value = "16g")]
         span: String,
+        /// Seed of the file sizes and places (the same seed gives the same trace).
         #[arg(long, default_value_t = 0)]
         seed: u64,
         /// Output file (nvmesim trace CSV).
@@ -260,7 +265,9 @@ enum ScenarioCmd {
     List,
     /// Run one scenario and write its report under OUT/NAME/.
     Run {
+        /// The scenario (`nvmesim scenario list` names them).
         name: String,
+        /// Folder the report goes under (OUT/NAME/).
         #[arg(long, default_value = "results")]
         out: PathBuf,
         /// Shorter simulated time (for CI).
@@ -280,8 +287,9 @@ fn main() -> ExitCode {
                 job_options = job;
             }
             Err(e) => {
+                // fio exits 1 on an unrecognized or incomplete option.
                 eprintln!("nvmesim run: {e}");
-                return ExitCode::from(2);
+                return ExitCode::FAILURE;
             }
         }
     }

@@ -65,7 +65,7 @@ pub struct ServeArgs {
     /// Device state at start: none, sequential, steady-state, sustained (as `nvmesim run`).
     #[arg(long, default_value = "steady-state", value_name = "STATE")]
     pub precondition: String,
-    /// Controller arbitration: auto, round-robin, weighted-round-robin (as `nvmesim run`).
+    /// Controller arbitration: auto, round-robin, weighted-round-robin, strict-priority (as `nvmesim run`).
     #[arg(long, value_name = "MECH")]
     pub arbitration: Option<String>,
     /// Weighted round robin weights HIGH:MEDIUM:LOW (as `nvmesim run`).

@@ -46,7 +46,7 @@ pub fn build_threads(
     for (ji, spec) in jobs.jobs.iter().enumerate() {
         if let Some(path) = &spec.read_iolog {
             let recs = crate::workload::trace::load(std::path::Path::new(path), None)
-                .map_err(|e| format!("job '{}' (line {}): read_iolog={path}: {e}", spec.name, spec.line))?;
+                .map_err(|e| jobs.locate(spec, format!("read_iolog={path}: {e}")))?;
             traces.insert(ji, recs);
         }
     }
@@ -65,12 +65,13 @@ pub fn build_threads(
                     let k = match &spec.cpus_allowed {
                         Some(list) => {
                             if let Some(&bad) = list.iter().find(|&&c| c >= rt.vcpus) {
-                                return Err(format!(
-                                    "job '{}' (line {}): cpus_allowed names vCPU {bad}, but vm '{}' has vCPUs 0-{}",
-                                    spec.name,
-                                    spec.line,
-                                    rt.name,
-                                    rt.vcpus - 1
+                                return Err(jobs.locate(
+                                    spec,
+                                    format!(
+                                        "cpus_allowed names vCPU {bad}, but vm '{}' has vCPUs 0-{}",
+                                        rt.name,
+                                        rt.vcpus - 1
+                                    ),
                                 ));
                             }
                             list[clone as usize % list.len()]
@@ -94,7 +95,8 @@ pub fn build_threads(
                 threads.len() as u64,
                 &traces,
                 vcpu.map(|v| vec![vms.vcpus[v as usize].placement.cpu]),
-            )?;
+            )
+            .map_err(|e| jobs.locate(spec, e))?;
             if let Some(v) = vcpu {
                 t.vcpu = v;
                 t.vdisk = job_disks[ji][clone as usize];
@@ -124,10 +126,10 @@ pub(super) fn trackers(threads: &[Thread], jobs: &FioJobFile) -> Result<Vec<SsTr
                     .is_some_and(|&m| threads[m as usize].groupid == th.groupid)
             }) {
                 if t.ss.spec != sspec {
-                    return Err(format!(
-                            "job '{}': steadystate options must be the same within a reporting group (fio rejects this too)",
-                            spec.name
-                        ));
+                    return Err(jobs.locate(
+                        spec,
+                        "steadystate options must be the same within a reporting group (fio rejects this too)",
+                    ));
                 }
                 t.members.push(ti as u32);
                 t.prev.push((0, 0));

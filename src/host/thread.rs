@@ -225,8 +225,7 @@ impl Thread {
             Some(list) => {
                 if let Some(&bad) = list.iter().find(|&&c| c >= nr) {
                     return Err(format!(
-                        "job '{}': cpus_allowed names CPU {bad}, but host '{}' has CPUs 0-{}",
-                        spec.name,
+                        "cpus_allowed names CPU {bad}, but host '{}' has CPUs 0-{}",
                         cfg.host.name,
                         nr - 1
                     ));
@@ -237,13 +236,13 @@ impl Thread {
                 }
             }
         };
-        let (start, len) = crate::workload::gen::resolve_region(spec, clone, file.1)
-            .map_err(|e| format!("job '{}': {e}", spec.name))?;
+        let (start, len) = crate::workload::gen::resolve_region(spec, clone, file.1)?;
         let region = (file.0 + start, len);
         let gen_seed = crate::sim::stream_seed(seed, &format!("job:{}", spec.name), (ji as u64) << 20 | clone as u64);
         let gen = match traces.get(&ji) {
-            Some(recs) => IoGenerator::with_replay(spec, clone, region, gen_seed, recs)
-                .map_err(|e| format!("job '{}': read_iolog: {e}", spec.name))?,
+            Some(recs) => {
+                IoGenerator::with_replay(spec, clone, region, gen_seed, recs).map_err(|e| format!("read_iolog: {e}"))?
+            }
             None => IoGenerator::new(spec, clone, region, gen_seed),
         };
         let placement = Placement::new(

@@ -53,9 +53,9 @@ pub fn layout(jobs: &FioJobFile, namespace: u64) -> Result<Vec<Vec<(u64, u64)>>,
                 }
                 (None, Some(SizeSpec::Percent(p))) => (namespace as f64 * p / 100.0) as u64,
                 (None, None) => {
-                    return Err(format!(
-                        "job '{}' (line {}): file '{k}' needs a size: set size= or filesize= (or use a block device name such as /dev/nvme0n1)",
-                        j.name, j.line
+                    return Err(jobs.locate(
+                        j,
+                        format!("file '{k}' needs a size: set size= or filesize= (or use a block device name such as /dev/nvme0n1)"),
                     ))
                 }
             };
@@ -112,11 +112,12 @@ pub fn layout_guest(jobs: &FioJobFile, disks: &[crate::virt::DiskExtent]) -> Res
             Some(name) => {
                 let Some(di) = disks.iter().position(|d| d.0 == name) else {
                     let names: Vec<&str> = disks.iter().map(|d| d.0.as_str()).collect();
-                    return Err(format!(
-                        "job '{}' (line {}): filename=/dev/{name}: the guest has no disk '{name}' (its disks: {})",
-                        j.name,
-                        j.line,
-                        names.join(", ")
+                    return Err(jobs.locate(
+                        j,
+                        format!(
+                            "filename=/dev/{name}: the guest has no disk '{name}' (its disks: {})",
+                            names.join(", ")
+                        ),
                     ));
                 };
                 let (_, b, l) = &disks[di];

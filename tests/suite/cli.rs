@@ -69,7 +69,26 @@ fn cpus_beyond_the_host_are_rejected_at_run() {
         .output()
         .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cpus_allowed"));
+    // Named as fio's parser names a bad option: file, the job's line, job.
+    let err = String::from_utf8_lossy(&out.stderr);
+    let want = format!(
+        "nvmesim: {}:1: job 'j': cpus_allowed names CPU 9, but host",
+        job.display()
+    );
+    assert!(err.starts_with(&want), "{err}");
+}
+
+#[test]
+fn an_unknown_command_line_option_exits_1_as_fio_does() {
+    // fio 3.33: "fio: unrecognized option '--foo=1'", exit status 1.
+    let out = nvmesim().args(["run", "--foo=1", "--name=x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unrecognized option '--foo=1'"), "{err}");
+    // fdp (flexible data placement) came in fio 3.34, after 3.33.
+    assert!(!err.contains("fdp"), "{err}");
+    let out = nvmesim().args(["run", "--fdp=1", "--name=x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
 }
 
 #[test]

@@ -620,8 +620,6 @@ const FIO_OPTIONS: &[(&str, &str)] = &[
     ("ignore_zone_limits", ""),
     ("zone_reset_threshold", ""),
     ("zone_reset_frequency", ""),
-    ("fdp", ""),
-    ("fdp_pli", ""),
     ("lockmem", ""),
     ("rwmixread", ""),
     ("rwmixwrite", ""),

@@ -14,6 +14,14 @@ pub struct FioJobFile {
     pub jobs: Vec<JobSpec>,
 }
 
+impl FioJobFile {
+    /// A message about job `j`, as fio's parser words its own:
+    /// `FILE:LINE: job 'NAME': MSG` (LINE is the job's `[NAME]` header).
+    pub fn locate(&self, j: &JobSpec, msg: impl std::fmt::Display) -> String {
+        format!("{}:{}: job '{}': {msg}", self.path, j.line, j.name)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RwMode {
     Read,
