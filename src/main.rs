@@ -551,9 +551,9 @@ impl Formats {
     }
 
     /// The report body in fio's order (stat.c: terse, json, normal buffers).
-    /// fio starts each normal body with a blank line, which nvmesim's header
-    /// carries: a body after the first (`--status-interval`) adds its own.
-    fn body(&self, text: &mut String, r: &report::fio_json::RunReport, first: bool) {
+    /// Each normal body, the first or a `--status-interval` one, starts with
+    /// fio's one blank line (`write_normal` writes it).
+    fn body(&self, text: &mut String, r: &report::fio_json::RunReport) {
         if self.terse {
             report::terse::write_terse(text, r);
         }
@@ -561,9 +561,6 @@ impl Formats {
             report::fio_json::write_json(text, r, plus);
         }
         if self.normal {
-            if !first {
-                text.push('\n');
-            }
             report::fio_text::write_normal(text, r);
         }
     }
@@ -697,12 +694,11 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
                 next_status = next_status.saturating_add(status_ns.unwrap_or(u64::MAX));
             }
             let mut text = String::new();
-            let first = !header_done;
-            if formats.normal && first {
+            if formats.normal && !header_done {
                 report::fio_text::write_normal_header(&mut text, &r);
             }
             header_done = true;
-            formats.body(&mut text, &r, first);
+            formats.body(&mut text, &r);
             if let Err(e) = sink.write_all(text.as_bytes()).and_then(|_| sink.flush()) {
                 write_err.get_or_insert(e);
             }
@@ -717,7 +713,7 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
     if formats.normal && !header_done {
         report::fio_text::write_normal_header(&mut text, &out.report);
     }
-    formats.body(&mut text, &out.report, !header_done);
+    formats.body(&mut text, &out.report);
     for job in &out.report.jobs {
         report::logs::write_logs(&a.log_dir, &job.stats)
             .map_err(|e| format!("writing logs in {}: {e}", a.log_dir.display()))?;

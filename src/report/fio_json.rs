@@ -24,6 +24,10 @@ pub struct JobResult {
     pub clone: u32,
     pub groupid: u32,
     pub options: Vec<(String, String)>,
+    /// The `[global]` options the job inherited (`JobSpec::global_options`):
+    /// with `options`, the job's own settings, whatever a later `[global]`
+    /// or job file sets.
+    pub global_options: Vec<(String, String)>,
     pub desc: Option<String>,
     pub error: i32,
     pub group_reporting: bool,

@@ -78,19 +78,16 @@ fn num2str_base(mut num: u64, maxlen: usize, start: usize, pow2: bool, unit: &st
     format!("{num}.{}{}{unit}", &frac[2..], prefixes[post])
 }
 
-/// IOPS as fio prints them: integer rate, 4 significant figures, base 1000.
+/// IOPS as fio prints them: integer rate, 4 significant figures, base 1000
+/// whatever `kb_base` says.
 fn si(v: u64) -> String {
     num2str(v, 4, false, "")
 }
 
-/// Bytes (per second, or total) in binary units: "222MiB", "3584KiB".
-fn bin_bytes(v: u64) -> String {
-    num2str(v, 4, true, "B")
-}
-
-/// Bytes in decimal units: "233MB".
-fn dec_bytes(v: u64) -> String {
-    num2str(v, 4, false, "B")
+/// Bytes (per second, or total) in binary units ("222MiB", "3584KiB") when
+/// `pow2`, else in decimal ones ("233MB").
+fn bytes(v: u64, pow2: bool) -> String {
+    num2str(v, 4, pow2, "B")
 }
 
 /// stat.h nsec_to_msec / nsec_to_usec: a latency line is in msec when its
@@ -189,13 +186,15 @@ fn percentiles(out: &mut String, pre: &str, h: &Hist, n: u64, pc: &PctCfg) {
 /// `unified_rw_reporting=both`: its summed thread_stat is built without the
 /// job's sig_figs and unit_base, so num2str gets 0 digits and prints
 /// `IOPS=0, BW=0 (0)(0B/...)` whatever was done (the JSON has the figures).
+/// `pow2` is false for the group's `kb_base=1000` (see `group_pow2`): sizes
+/// and rates then come in decimal units first, and the `bw` line in kB/s.
 #[allow(clippy::too_many_arguments)]
 fn ddir(
     out: &mut String,
     name: &str,
     d: &DirStats,
     runtime_ms: u64,
-    rs: &GroupRun,
+    (rs, pow2): (&GroupRun, bool),
     agg_ddir: usize,
     cfg: (&JobStats, &PctCfg),
     no_sig_figs: bool,
@@ -209,16 +208,16 @@ fn ddir(
     let (iops_p, bw_p, bw_alt, io_p) = if no_sig_figs {
         (
             num2str(iops, 0, false, ""),
-            num2str(bw, 0, true, ""),
-            num2str(bw, 0, false, ""),
-            num2str(d.io_bytes, 0, true, "B"),
+            num2str(bw, 0, pow2, ""),
+            num2str(bw, 0, !pow2, ""),
+            num2str(d.io_bytes, 0, pow2, "B"),
         )
     } else {
         (
             si(iops),
-            format!("{}/s", bin_bytes(bw)),
-            format!("{}/s", dec_bytes(bw)),
-            bin_bytes(d.io_bytes),
+            format!("{}/s", bytes(bw, pow2)),
+            format!("{}/s", bytes(bw, !pow2)),
+            bytes(d.io_bytes, pow2),
         )
     };
     // zbd.c zbd_write_status: every write line carries the zone resets.
@@ -260,14 +259,17 @@ fn ddir(
         }
     }
     if d.bw.n > 0 {
+        // The samples are KiB/s whatever kb_base says: fio-3.33 names them
+        // kB/s for kb_base=1000, and above kb_base squared divides them by
+        // kb_base and says MiB/s.
         let per = rs.agg_percent(agg_ddir, d.bw.mean);
         let (mut min, mut max, mut mean, mut dev) = (d.bw.min, d.bw.max, d.bw.mean, d.bw.stddev());
-        let mut unit = "KiB";
-        if mean > 1024.0 * 1024.0 {
-            min = (min as f64 / 1024.0) as u64;
-            max = (max as f64 / 1024.0) as u64;
-            mean /= 1024.0;
-            dev /= 1024.0;
+        let (mut unit, kb) = if pow2 { ("KiB", 1024.0) } else { ("kB", 1000.0) };
+        if mean > kb * kb {
+            min = (min as f64 / kb) as u64;
+            max = (max as f64 / kb) as u64;
+            mean /= kb;
+            dev /= kb;
             unit = "MiB";
         }
         let _ = writeln!(
@@ -342,19 +344,37 @@ fn lat_dist(out: &mut String, unit: &str, keys: &[&str], counts: &[u64], total: 
     }
 }
 
-/// A job's option as fio applies it: the job's own value, else the global one.
-fn option<'a>(j: &'a JobResult, run: &'a RunReport, key: &str) -> Option<&'a str> {
+/// A job's option as fio applies it: the job's own value, else the one of
+/// the `[global]` it inherited (not a later section's or job file's).
+fn option<'a>(j: &'a JobResult, key: &str) -> Option<&'a str> {
     j.options
         .iter()
         .rev()
-        .chain(run.global_options.iter().rev())
+        .chain(j.global_options.iter().rev())
         .find(|(n, _)| n == key)
         .map(|(_, v)| v.as_str())
 }
 
 /// fio's engine name for the header (the option's value; psync by default on Linux).
-fn engine(j: &JobResult, run: &RunReport) -> String {
-    option(j, run, "ioengine").unwrap_or("psync").to_string()
+fn engine(j: &JobResult) -> &str {
+    option(j, "ioengine").unwrap_or("psync")
+}
+
+/// Whether the job prints sizes in binary units first, as by default;
+/// false for `kb_base=1000` (fio's `is_power_of_2(kb_base)`).
+fn job_pow2(j: &JobResult) -> bool {
+    option(j, "kb_base").map(str::trim) != Some("1000")
+}
+
+/// The units of a reporting group's job blocks and run status: fio
+/// (stat.c __show_run_stats) takes the group's kb_base from its last
+/// entry, whose own is its first member's.
+fn group_pow2(entries: &[Entry], groupid: u32) -> bool {
+    entries
+        .iter()
+        .rev()
+        .find(|e| e.first.groupid == groupid)
+        .is_none_or(|e| job_pow2(e.first))
 }
 
 fn is_sync_engine(name: &str) -> bool {
@@ -377,13 +397,14 @@ pub fn write_normal_header(out: &mut String, run: &RunReport) {
             _ => continue,
         }
         // io_ddir.h ddir_str: fio names the mode, not the spelling used.
-        let rw = match option(j, run, "rw").unwrap_or("read") {
+        let rw = match option(j, "rw").unwrap_or("read") {
             "readwrite" => "rw",
             v => v,
         };
+        // init.c add_job: the block sizes in the job's own kb_base.
         let r = |d: usize| {
             let (lo, hi) = j.bs_range[d];
-            format!("{}-{}", num2str(lo, 4, true, "B"), num2str(hi, 4, true, "B"))
+            format!("{}-{}", bytes(lo, job_pow2(j)), bytes(hi, job_pow2(j)))
         };
         let _ = writeln!(
             out,
@@ -394,7 +415,7 @@ pub fn write_normal_header(out: &mut String, run: &RunReport) {
             r(0),
             r(1),
             r(2),
-            engine(j, run),
+            engine(j),
             j.iodepth
         );
     }
@@ -412,8 +433,10 @@ pub fn write_normal_header(out: &mut String, run: &RunReport) {
         let _ = write!(out, "{procs} process{}", if procs > 1 { "es" } else { "" });
     }
     out.push('\n');
+    // backend.c thread_main: each job (clone) with a synchronous engine
+    // and an iodepth above 1 prints the note.
     for j in &run.jobs {
-        if is_sync_engine(&engine(j, run)) && j.iodepth > 1 {
+        if is_sync_engine(engine(j)) && j.iodepth > 1 {
             out.push_str(
                 "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1\n",
             );
@@ -433,26 +456,37 @@ pub fn write_normal_header(out: &mut String, run: &RunReport) {
     );
 }
 
-/// One "Run status group" line (stat.c show_group_stats).
-fn group_line(out: &mut String, label: &str, agg: u64, min_bw: u64, max_bw: u64, io: u64, runs: (u64, u64)) {
+/// One "Run status group" line (stat.c show_group_stats), binary units
+/// first when `pow2`.
+#[allow(clippy::too_many_arguments)]
+fn group_line(
+    out: &mut String,
+    label: &str,
+    pow2: bool,
+    agg: u64,
+    min_bw: u64,
+    max_bw: u64,
+    io: u64,
+    runs: (u64, u64),
+) {
     let _ = writeln!(
         out,
         "{label}: bw={}/s ({}/s), {}/s-{}/s ({}/s-{}/s), io={} ({}), run={}-{}msec",
-        bin_bytes(agg),
-        dec_bytes(agg),
-        bin_bytes(min_bw),
-        bin_bytes(max_bw),
-        dec_bytes(min_bw),
-        dec_bytes(max_bw),
-        bin_bytes(io),
-        dec_bytes(io),
+        bytes(agg, pow2),
+        bytes(agg, !pow2),
+        bytes(min_bw, pow2),
+        bytes(max_bw, pow2),
+        bytes(min_bw, !pow2),
+        bytes(max_bw, !pow2),
+        bytes(io, pow2),
+        bytes(io, !pow2),
         runs.0,
         runs.1
     );
 }
 
 /// stat.c show_group_stats (+ show_mixed_group_stats for `both`).
-fn group_stats(out: &mut String, rs: &GroupRun) {
+fn group_stats(out: &mut String, rs: &GroupRun, pow2: bool) {
     let _ = writeln!(out, "\nRun status group {} (all jobs):", rs.groupid);
     const LABELS: [&str; 3] = ["   READ", "  WRITE", "   TRIM"];
     for (d, dir_label) in LABELS.iter().enumerate() {
@@ -467,6 +501,7 @@ fn group_stats(out: &mut String, rs: &GroupRun) {
         group_line(
             out,
             label,
+            pow2,
             rs.agg[d],
             rs.min_bw[d],
             rs.max_bw[d],
@@ -482,19 +517,19 @@ fn group_stats(out: &mut String, rs: &GroupRun) {
         let max_bw = used.iter().map(|&d| rs.max_bw[d]).max().unwrap_or(0);
         let min_run = used.iter().map(|&d| rs.min_run[d]).min().unwrap_or(u64::MAX);
         let max_run = used.iter().map(|&d| rs.max_run[d]).max().unwrap_or(0);
-        group_line(out, "  MIXED", agg, min_bw, max_bw, io, (min_run, max_run));
+        group_line(out, "  MIXED", pow2, agg, min_bw, max_bw, io, (min_run, max_run));
     }
 }
 
 /// The percentile list and precision of an entry (fio takes them from its last member).
-fn pct_cfg(e: &Entry, run: &RunReport) -> PctCfg {
+fn pct_cfg(e: &Entry) -> PctCfg {
     let s = &e.stats;
     let list = if s.cfg.percentile_list.is_empty() {
         DEFAULT_PERCENTILES.to_vec()
     } else {
         s.cfg.percentile_list.clone()
     };
-    let precision = match option(e.last, run, "percentile_list") {
+    let precision = match option(e.last, "percentile_list") {
         None => 2,
         Some(v) => v
             .split(':')
@@ -506,8 +541,9 @@ fn pct_cfg(e: &Entry, run: &RunReport) -> PctCfg {
     PctCfg { list, precision }
 }
 
-/// One job's (or group's) block (stat.c show_thread_status_normal).
-fn job_block(out: &mut String, e: &Entry, rs: &GroupRun, run: &RunReport) {
+/// One job's (or group's) block (stat.c show_thread_status_normal); `pow2`
+/// is its group's (`group_pow2`).
+fn job_block(out: &mut String, e: &Entry, (rs, pow2): (&GroupRun, bool), run: &RunReport) {
     let s = &e.stats;
     let total: u64 = s.dirs.iter().map(|d| d.total_ios).sum();
     if total == 0 && s.dirs.iter().all(|d| d.io_bytes == 0) {
@@ -525,23 +561,23 @@ fn job_block(out: &mut String, e: &Entry, rs: &GroupRun, run: &RunReport) {
     if let Some(d) = &e.last.desc {
         let _ = writeln!(out, "  Description  : [{d}]");
     }
-    let pc = pct_cfg(e, run);
+    let pc = pct_cfg(e);
     let unified = e.last.unified_rw;
     let mut issued = [s.dirs[0].total_ios, s.dirs[1].total_ios, s.dirs[2].total_ios];
     if unified == UnifiedRw::Mixed {
         // The summed thread_stat holds everything in direction 0.
         let m = DirStats::mixed(&s.dirs);
-        ddir(out, "mixed", &m, e.mixed_runtime_ms(), rs, 0, (s, &pc), false);
+        ddir(out, "mixed", &m, e.mixed_runtime_ms(), (rs, pow2), 0, (s, &pc), false);
         issued = [total, 0, 0];
     } else {
         for (i, name) in DIRS.iter().enumerate() {
             if s.dirs[i].io_bytes > 0 {
-                ddir(out, name, &s.dirs[i], e.runtime_ms[i], rs, i, (s, &pc), false);
+                ddir(out, name, &s.dirs[i], e.runtime_ms[i], (rs, pow2), i, (s, &pc), false);
             }
         }
         if unified == UnifiedRw::Both {
             let m = DirStats::mixed(&s.dirs);
-            ddir(out, "mixed", &m, e.mixed_runtime_ms(), rs, 0, (s, &pc), true);
+            ddir(out, "mixed", &m, e.mixed_runtime_ms(), (rs, pow2), 0, (s, &pc), true);
         }
     }
     let keys = ["2=", "4=", "10=", "20=", "50=", "100=", "250=", "500=", "750=", "1000="];
@@ -596,15 +632,17 @@ fn job_block(out: &mut String, e: &Entry, rs: &GroupRun, run: &RunReport) {
         e.last.iodepth
     );
     if let Some(ss) = &e.last.steadystate {
-        // stat.c show_ss_normal.
+        // stat.c show_ss_normal, in the entry's own kb_base (its first member's).
         let (iops_mean, bw_mean) = ss.means();
         let sp = &ss.spec;
+        let own = job_pow2(e.first);
+        let kb = if own { 1024 } else { 1000 };
         let _ = writeln!(
             out,
             "  steadystate  : attained={}, bw={}/s ({}/s), iops={}, {}{}={:.3}{}",
             if ss.attained { "yes" } else { "no" },
-            num2str_from(bw_mean / 1024, 1, true, "B"),
-            num2str_from(bw_mean / 1024, 1, false, "B"),
+            num2str_from(bw_mean / kb, 1, own, "B"),
+            num2str_from(bw_mean / kb, 1, !own, "B"),
             si(iops_mean),
             if sp.iops { "iops" } else { "bw" },
             if sp.slope { " slope" } else { " mean dev" },
@@ -627,10 +665,10 @@ pub fn write_normal(out: &mut String, run: &RunReport) {
             .find(|g| g.groupid == e.first.groupid)
             .cloned()
             .unwrap_or_default();
-        job_block(out, e, &rs, run);
+        job_block(out, e, (&rs, group_pow2(&entries, e.first.groupid)), run);
     }
     for rs in &runs {
-        group_stats(out, rs);
+        group_stats(out, rs, group_pow2(&entries, rs.groupid));
     }
     if !run.disk_util.is_empty() {
         let _ = writeln!(out, "\nDisk stats (read/write):");
@@ -667,8 +705,8 @@ mod tests {
         assert_eq!(num2str(1048576, 4, true, "B"), "1024KiB");
         assert_eq!(num2str(10000, 4, true, "B"), "9.77KiB");
         assert_eq!(num2str(512, 4, true, "B"), "512B");
-        assert_eq!(bin_bytes(232684465), "222MiB");
-        assert_eq!(dec_bytes(232684465), "233MB");
+        assert_eq!(bytes(232684465, true), "222MiB");
+        assert_eq!(bytes(232684465, false), "233MB");
         // Latency minima and maxima: 6 digits, base 1000 (fio-3.33 output).
         assert_eq!(num2str(10_131_000, 6, false, ""), "10131k");
         assert_eq!(num2str(4_084_033, 6, false, ""), "4084.0k");
@@ -710,6 +748,7 @@ mod tests {
                 clone: 0,
                 groupid: 0,
                 options: Vec::new(),
+                global_options: Vec::new(),
                 desc: None,
                 error: 0,
                 group_reporting: false,

@@ -186,6 +186,7 @@ fn job_result(
         clone,
         groupid,
         options: spec.options.clone(),
+        global_options: spec.global_options.clone(),
         desc: spec.description.clone(),
         error: 0,
         group_reporting: spec.group_reporting,
@@ -194,7 +195,7 @@ fn job_result(
             .options
             .iter()
             .rev()
-            .chain(jobs.global_options.iter().rev())
+            .chain(spec.global_options.iter().rev())
             .find(|(k, _)| k == "iodepth")
             .and_then(|(_, v)| v.trim().parse::<u32>().ok())
             .unwrap_or(spec.iodepth)

@@ -407,6 +407,9 @@ fn status_interval_prints_periodic_output_in_simulated_time() {
     assert_eq!(out.matches("Starting 1 process").count(), 1, "{out}");
     assert_eq!(out.matches("a: (groupid=0, jobs=1)").count(), 3, "{out}");
     assert_eq!(out.matches("Run status group 0").count(), 3);
+    // Each report starts with fio's one blank line, the later ones too.
+    assert_eq!(out.matches("\n\na: (groupid=0, jobs=1)").count(), 3, "{out}");
+    assert!(!out.contains("\n\n\n"), "{out}");
 }
 
 #[test]

@@ -505,3 +505,177 @@ fn masking_hides_values_but_not_structure() {
     let unpadded = "    clat percentiles (usec):\n     | 1.00th=[482]\n";
     assert!(mask(unpadded).is_err());
 }
+
+/// `nvmesim run -q ARGS FILES...` on job files written to a fresh directory; its stdout.
+fn run_job_files(tag: &str, files: &[(&str, &str)], args: &[&str]) -> String {
+    let dir = std::env::temp_dir().join(format!("nvmesim-fio-text-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_nvmesim"));
+    cmd.args(["run", "-q"]).args(args);
+    for (name, text) in files {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        cmd.arg(p);
+    }
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+    String::from_utf8(o.stdout).unwrap()
+}
+
+fn header(name: &str, g: u32, rw: &str, bs: &str, engine: &str, depth: u32) -> String {
+    format!(
+        "{name}: (g={g}): rw={rw}, bs=(R) {bs}-{bs}, (W) {bs}-{bs}, (T) {bs}-{bs}, ioengine={engine}, iodepth={depth}"
+    )
+}
+
+const NOTE: &str = "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1";
+
+/// The lines of the job block that starts with `name: (groupid=`, up to the
+/// next block or blank line.
+fn block(out: &str, name: &str) -> String {
+    let mut lines = out
+        .lines()
+        .skip_while(|l| !l.starts_with(&format!("{name}: (groupid=")));
+    let first = lines.next().unwrap_or_else(|| panic!("no block for {name} in\n{out}"));
+    let rest = lines.take_while(|l| !l.is_empty() && !l.contains(": (groupid="));
+    std::iter::once(first).chain(rest).collect::<Vec<_>>().join("\n")
+}
+
+/// fio (init.c add_job, backend.c thread_main) prints each job's own
+/// rw, engine and iodepth, and the synchronous-engine note per job, from
+/// the options the job was defined with: a later `[global]`, or the next
+/// job file, changes nothing for it. The same holds for the precision of
+/// its percentile list. (Real fio-3.33 on these files prints the header
+/// lines below, one note, `depth=4` for p1 and `1.500th` for a.)
+#[test]
+fn job_lines_and_notes_use_each_jobs_own_options() {
+    let common = "filename=/dev/nvme0n1\nsize=64m\nruntime=30ms\ntime_based=1\n";
+    let g3 = format!(
+        "[global]\nioengine=libaio\niodepth=4\nrw=randwrite\npercentile_list=1.5:50:99.125\n{common}[a]\n\
+         [global]\nioengine=psync\nrw=read\npercentile_list=50:99\n[b]\n"
+    );
+    let out = run_job_files("g3", &[("g3.fio", &g3)], &[]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], header("a", 0, "randwrite", "4096B", "libaio", 4), "{out}");
+    assert_eq!(lines[1], header("b", 0, "read", "4096B", "psync", 4), "{out}");
+    // b's psync at iodepth 4 is noted once; a's libaio is not.
+    assert_eq!(out.matches(NOTE).count(), 1, "{out}");
+    assert!(block(&out, "a").contains("|  1.500th=["), "{out}");
+    assert!(block(&out, "b").contains("|  50th=["), "{out}");
+
+    // Several job files: each starts from fio's defaults, and its jobs keep
+    // their own file's [global].
+    let fa = format!("[global]\nioengine=libaio\niodepth=2\n{common}[a1]\nrw=randread\n");
+    let ps = format!("[global]\nioengine=psync\niodepth=4\n{common}[p1]\nrw=randread\n");
+    let m2 = format!("[m3]\nrw=read\n{common}");
+    let out = run_job_files("multi", &[("fa.fio", &fa), ("ps.fio", &ps), ("m2.fio", &m2)], &[]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], header("a1", 0, "randread", "4096B", "libaio", 2), "{out}");
+    assert_eq!(lines[1], header("p1", 1, "randread", "4096B", "psync", 4), "{out}");
+    assert_eq!(lines[2], header("m3", 2, "read", "4096B", "psync", 1), "{out}");
+    assert_eq!(out.matches(NOTE).count(), 1, "{out}");
+    assert!(block(&out, "p1").ends_with("depth=4"), "{out}");
+    assert!(block(&out, "a1").ends_with("depth=2"), "{out}");
+}
+
+/// The unit that comes first after `BW=` or `bw=` in a line: binary (`MiB/s`) or not.
+fn binary_first(line: &str, key: &str) -> bool {
+    let v = line.split(key).nth(1).unwrap_or_else(|| panic!("no {key} in {line}"));
+    v[..v.find(' ').unwrap()].contains("iB/s")
+}
+
+/// `kb_base=1000` (stat.c show_ddir_status, show_group_stats; init.c
+/// add_job): sizes and rates in decimal units first, the binary ones in
+/// brackets, the block sizes of the job line in decimal units, the `bw`
+/// line named kB/s (its figures stay KiB/s, as fio's) and scaled by 1000 to
+/// "MiB/s" above 1000*1000; IOPS are unchanged. Real fio-3.33 prints
+/// `BW=349MB/s (333MiB/s)(349MB/1001msec)`, `bw (   kB/s)` and `READ:
+/// bw=349MB/s (333MiB/s), ... io=349MB (333MiB)`, and for a null job above
+/// 1 GB/s `bw (  MiB/s): min= 1465, ..., avg=1465.73` from 1465730 KiB/s.
+#[test]
+fn kb_base_1000_prints_decimal_units_first() {
+    use nvmesim::report::fio_text::num2str;
+    let job = |bs: &str, depth: u32| {
+        format!(
+            "[global]\nkb_base=1000\nfilename=/dev/nvme0n1\nioengine=libaio\nsize=256m\ntime_based=1\nruntime=600ms\n\
+             [j]\nrw=randread\nbs={bs}\niodepth={depth}\n"
+        )
+    };
+    for (bs, depth, shown) in [("16KiB", 8, "16.4kB"), ("1MiB", 16, "1049kB")] {
+        let out = run_job_files("kb", &[("kb.fio", &job(bs, depth))], &["--output-format=json,normal"]);
+        // The job lines, then the JSON document, then the normal report.
+        let (start, end) = (out.find("\n{\n").unwrap() + 1, out.find("\n}\n").unwrap() + 3);
+        let (json, text) = (&out[start..end], &out[end..]);
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        let r = &v["jobs"][0]["read"];
+        let (io, ios, rt) = (
+            r["io_bytes"].as_u64().unwrap(),
+            r["total_ios"].as_u64().unwrap(),
+            r["runtime"].as_u64().unwrap(),
+        );
+        let bw = 1000 * io / rt;
+        let (dec, bin) = (|n| num2str(n, 4, false, "B"), |n| num2str(n, 4, true, "B"));
+        assert_eq!(
+            out.lines().next().unwrap(),
+            header("j", 0, "randread", shown, "libaio", depth),
+            "{out}"
+        );
+        let read = format!(
+            "  read: IOPS={}, BW={}/s ({}/s)({}/{rt}msec)",
+            num2str(1000 * ios / rt, 4, false, ""),
+            dec(bw),
+            bin(bw),
+            dec(io)
+        );
+        assert!(text.contains(&format!("\n{read}\n")), "want {read:?} in\n{text}");
+        let group = format!(
+            "   READ: bw={0}/s ({1}/s), {0}/s-{0}/s ({1}/s-{1}/s), io={2} ({3}), run={rt}-{rt}msec",
+            dec(bw),
+            bin(bw),
+            dec(io),
+            bin(io)
+        );
+        assert!(text.contains(&format!("\n{group}\n")), "want {group:?} in\n{text}");
+        let mean = r["bw_mean"].as_f64().unwrap();
+        let bw_line = text.lines().find(|l| l.starts_with("   bw (")).unwrap();
+        if mean > 1e6 {
+            let avg: f64 = bw_line
+                .split("avg=")
+                .nth(1)
+                .unwrap()
+                .split(',')
+                .next()
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            assert!(bw_line.starts_with("   bw (  MiB/s): min="), "{bw_line}");
+            assert!((avg - mean / 1000.0).abs() < 0.01, "{bw_line} from {mean} KiB/s");
+        } else {
+            assert!(bw_line.starts_with("   bw (   kB/s): min="), "{bw_line}");
+        }
+    }
+
+    // Per job for the job line; a group's blocks and run status take the
+    // kb_base of its last job (a, b: 1024 because of b; c, d: 1000 because of d).
+    let mix =
+        "[global]\nfilename=/dev/nvme0n1\nioengine=libaio\nsize=64m\nrw=read\nbs=64KiB\ntime_based=1\nruntime=30ms\n\
+               [a]\nkb_base=1000\n[b]\n[c]\nstonewall\n[d]\nkb_base=1000\n";
+    let out = run_job_files("kbmix", &[("mix.fio", mix)], &[]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], header("a", 0, "read", "64.0kB", "libaio", 1), "{out}");
+    assert_eq!(lines[1], header("b", 0, "read", "62.5KiB", "libaio", 1), "{out}");
+    assert_eq!(lines[2], header("c", 1, "read", "62.5KiB", "libaio", 1), "{out}");
+    assert_eq!(lines[3], header("d", 1, "read", "64.0kB", "libaio", 1), "{out}");
+    let reads: Vec<&str> = lines.iter().copied().filter(|l| l.starts_with("  read: ")).collect();
+    let firsts: Vec<bool> = reads.iter().map(|l| binary_first(l, "BW=")).collect();
+    assert_eq!(firsts, [true, true, false, false], "{out}");
+    let groups: Vec<bool> = lines
+        .iter()
+        .filter(|l| l.starts_with("   READ: "))
+        .map(|l| binary_first(l, "bw="))
+        .collect();
+    assert_eq!(groups, [true, false], "{out}");
+}

@@ -2180,6 +2180,7 @@ impl Parser<'_> {
                         prev_group_jobs = 0;
                     }
                     spec.groupid = groupid;
+                    spec.global_options = global_options.clone();
                     prev_group_jobs += u64::from(spec.numjobs);
                     jobs.push(spec);
                 }
@@ -2343,6 +2344,7 @@ impl Parser<'_> {
             name: name.clone(),
             line: sec.at.line,
             options,
+            global_options: Vec::new(),
             description: st.description.clone(),
             rw: st.rw,
             rwmixread: st.rwmixread,

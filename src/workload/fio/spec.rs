@@ -126,6 +126,11 @@ pub struct JobSpec {
     pub line: usize,
     /// Options written in this section (not global), canonical name -> raw value, in fio's parse order (for "job options").
     pub options: Vec<(String, String)>,
+    /// The `[global]` options in force where this section was read (its own
+    /// job file's, without any later `[global]`), in the form of
+    /// `FioJobFile::global_options`: what the job inherited, for the lines of
+    /// fio's normal output that show a job's own settings.
+    pub global_options: Vec<(String, String)>,
     pub description: Option<String>,
 
     pub rw: RwMode,
