@@ -446,7 +446,11 @@ impl EtaLine {
             let mut rates = Vec::new();
             let mut iops = Vec::new();
             for (d, c) in ['r', 'w', 't'].iter().enumerate() {
-                let (db, di) = (st.io_bytes[d] - self.last_bytes[d], st.ios[d] - self.last_ios[d]);
+                // The counts start over when a ramp ends.
+                let (db, di) = (
+                    st.io_bytes[d].saturating_sub(self.last_bytes[d]),
+                    st.ios[d].saturating_sub(self.last_ios[d]),
+                );
                 let (bw, io) = (
                     (db * 1000).checked_div(ms).unwrap_or(0),
                     (di * 1000).checked_div(ms).unwrap_or(0),

@@ -366,14 +366,18 @@ impl Host {
             self.threads[ti].sys_ns += c.context_switch_ns;
             self.threads[ti].ctx += 1;
         }
-        // Stats start at the end of ramp_time.
+        // Stats start over at the end of ramp_time (see JobStats::end_ramp).
         {
             let th = &mut self.threads[ti];
             if !th.stats_started && cur >= th.ramp_end_ns {
-                th.stats.start(th.ramp_end_ns);
+                th.stats
+                    .end_ramp(th.ramp_end_ns, cur, th.inflight, th.usr_ns, th.sys_ns, th.ctx);
                 th.stats_started = true;
-                // fio restarts its size / number_ios accounting after the ramp.
-                th.gen.restart_accounting();
+                // number_ios counts completions from here, plus the I/Os in
+                // flight (backend.c exceeds_number_ios: io_blocks, which the
+                // reset clears, + io_u_in_flight, less the one whose
+                // completion ended the ramp); `size` goes on counting.
+                th.gen.restart_ios(u64::from(th.inflight.saturating_sub(1)));
                 // reset_all_stats: io_issues[] and last_was_sync start over.
                 th.writes_issued = 0;
                 th.last_was_sync = false;
@@ -509,10 +513,8 @@ impl Host {
                 th.ios_completed += 1;
                 th.bytes_completed += req.io.len as u64;
                 self.ios_completed += 1;
-                if th.stats_started {
-                    th.stats
-                        .record_io(req.io.ddir, req.io.len, req.issue_ns, req.submit_ns, cur, req.app_prio);
-                }
+                th.stats
+                    .record_io(req.io.ddir, req.io.len, req.issue_ns, req.submit_ns, cur, req.app_prio);
             }
         }
         if cur >= self.threads[ti].end_ns {
@@ -616,6 +618,7 @@ impl Host {
                 cur += c.app_per_io_ns;
                 th.usr_ns += c.app_per_io_ns;
                 th.ios_submitted += 1;
+                th.stats.record_issue(io.ddir);
                 let r = self.reqs.insert(Request::new(t, io, issue, 0));
                 th.writes_issued += u64::from(io.ddir == Ddir::Write);
                 th.completed.push_back(r);
@@ -641,6 +644,7 @@ impl Host {
             cur += sys;
             th.sys_ns += sys;
             th.ios_submitted += 1;
+            th.stats.record_issue(io.ddir);
             let hctx = self.map.hw_queue(cpu, io.ddir, io.prio, io.len);
             let r = self.reqs.insert(Request::new(t, io, issue, hctx));
             if io.ddir == Ddir::Write {

@@ -784,6 +784,7 @@ mod tests {
                 999 => 10_131_000,
                 _ => 100_000 + i * 1000,
             };
+            s.record_issue(Ddir::Read);
             s.record_io(Ddir::Read, 4096, t, t + 5000, t + 5000 + clat, IoPrio::NONE);
             t += 3_000_000;
         }

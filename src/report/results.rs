@@ -44,7 +44,8 @@ pub struct LiveStatus {
     /// random/sequential read, `w`/`W` write, `m`/`M` mixed, `d`/`D` trim,
     /// `/` ramping, `_` done (eta.c `check_str_update`).
     pub run_str: String,
-    /// Bytes and I/Os completed so far per direction (after ramp), all threads.
+    /// Bytes completed and I/Os issued so far per direction, all threads
+    /// (fio's counts: during a ramp, then again from its end).
     pub io_bytes: [u64; 3],
     pub ios: [u64; 3],
 }

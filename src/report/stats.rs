@@ -341,12 +341,24 @@ pub struct JobStats {
     unbooked: u64,
     /// When the job itself started (before any ramp_time).
     pub job_start_ns: u64,
+    /// The job has started (`job_started`), so a job that ends before its
+    /// ramp is over reports the time since then.
+    job_began: bool,
+    /// The ramp ended while I/Os were in flight: the first one reaped
+    /// after is the completion in which fio noticed the end (see `end_ramp`).
+    ramp_trigger: bool,
+    /// I/Os issued before this time were submitted during the ramp: no
+    /// submission latency (fio records slat once the ramp is over).
+    slat_from_ns: u64,
+    /// The thread's CPU time and context switches when the ramp ended
+    /// (fio's clear_rusage_stat): usr, sys, ctx.
+    cpu_base: (u64, u64, u64),
     /// fsync/fdatasync latency from issue to reap (fio's sync_stat and
     /// io_u_sync_plat), after ramp_time.
     pub sync_lat: LatStat,
     pub sync_hist: Hist,
-    /// fsyncs issued (fio's total_io_u[DDIR_SYNC], ramp included: fio's
-    /// reset at the ramp's end stops at the data directions).
+    /// fsyncs issued (fio's total_io_u[DDIR_SYNC], which reset_io_stats
+    /// clears at the end of the ramp).
     pub syncs: u64,
     /// fdatasyncs issued. fio 3.33 counts them in total_io_u[DDIR_DATASYNC],
     /// one past the end of that array, so they land in short_io_u[read]:
@@ -432,6 +444,10 @@ impl JobStats {
             paired: 0,
             unbooked: 0,
             job_start_ns: 0,
+            job_began: false,
+            ramp_trigger: false,
+            slat_from_ns: 0,
+            cpu_base: (0, 0, 0),
             sync_lat: LatStat::default(),
             sync_hist: Hist::default(),
             syncs: 0,
@@ -443,6 +459,37 @@ impl JobStats {
     /// The job itself started (before any ramp_time).
     pub fn job_started(&mut self, now_ns: u64) {
         self.job_start_ns = now_ns;
+        self.job_began = true;
+    }
+
+    /// `ramp_time` is over at `ramp_end_ns`; the thread noticed at `now_ns`
+    /// with `in_flight` I/Os not yet reaped, having used `usr_ns`/`sys_ns`
+    /// of CPU and made `ctx` context switches. fio checks the end of the
+    /// ramp when it accounts a completion or a submission (io_u.c
+    /// should_account, io_u_queued -> time.c ramp_time_over) and then
+    /// starts the job's figures over (libfio.c reset_all_stats, stat.c
+    /// reset_io_stats): bytes done, I/Os issued (syncs too), the I/O depth,
+    /// submit and complete distributions and the CPU usage; the epoch moves
+    /// there, so run time and log times count from it. What was counted
+    /// during the ramp is dropped; I/Os in flight then count as they
+    /// complete, though they were issued before (fio's total_io_u counts
+    /// at issue), so a ramped job's issued I/Os end about iodepth - 1 below
+    /// its completions. With I/Os in flight the end is noticed in the
+    /// completion of the first one reaped: io_completed has added its bytes
+    /// already, the reset takes them away, and the reset's TD_RAMP state
+    /// keeps should_account from accounting it, so it counts nowhere.
+    pub fn end_ramp(&mut self, ramp_end_ns: u64, now_ns: u64, in_flight: u32, usr_ns: u64, sys_ns: u64, ctx: u64) {
+        self.dirs = Default::default();
+        self.depth = [0; 7];
+        self.submit = [0; 7];
+        self.complete = [0; 7];
+        self.unbooked = 0;
+        self.syncs = 0;
+        self.datasyncs = 0;
+        self.ramp_trigger = in_flight > 0;
+        self.slat_from_ns = now_ns;
+        self.cpu_base = (usr_ns, sys_ns, ctx);
+        self.start(ramp_end_ns);
     }
 
     /// Statistics start (the end of ramp_time): samples count from here, and
@@ -508,6 +555,14 @@ impl JobStats {
     /// call returned, `complete` = fio reaped it (all absolute ns).
     #[inline]
     pub fn record_io(&mut self, ddir: Ddir, bytes: u32, issue: u64, submit: u64, complete: u64, prio: IoPrio) {
+        if std::mem::take(&mut self.ramp_trigger) {
+            return;
+        }
+        let di = ddir as usize;
+        // fio's td->io_bytes: every completion, the ramp's too (a job that
+        // ends before its ramp is over reports them); latency, bandwidth
+        // and logs only once the ramp is over (io_u.c should_account).
+        self.dirs[di].io_bytes += bytes as u64;
         if !self.started {
             return;
         }
@@ -521,11 +576,8 @@ impl JobStats {
         let clat = complete.saturating_sub(submit);
         let lat = complete.saturating_sub(issue);
         let pct_lat = self.cfg.lat_percentiles;
-        let di = ddir as usize;
         let d = &mut self.dirs[di];
-        d.io_bytes += bytes as u64;
-        d.total_ios += 1;
-        if self.cfg.record_slat {
+        if self.cfg.record_slat && issue >= self.slat_from_ns {
             d.slat.add(slat);
             if self.cfg.slat_percentiles {
                 d.slat_hist.add(slat);
@@ -590,10 +642,17 @@ impl JobStats {
         // fio when the I/O was submitted.
         self.lat_log.add(t_ms, lat, di, bytes, rt);
         self.clat_log.add(t_ms, clat, di, bytes, rt);
-        if self.cfg.record_slat {
+        if self.cfg.record_slat && issue >= self.slat_from_ns {
             let s_ms = self.elapsed_ms(submit);
             self.slat_log.add(s_ms, slat, di, bytes, rt);
         }
+    }
+
+    /// The engine took an I/O (fio's total_io_u, counted in td_io_queue,
+    /// the ramp's too until the ramp ends).
+    #[inline]
+    pub fn record_issue(&mut self, ddir: Ddir) {
+        self.dirs[ddir as usize].total_ios += 1;
     }
 
     /// An fsync (`datasync` false) or fdatasync was issued.
@@ -612,12 +671,10 @@ impl JobStats {
     /// `marks_submit` (engines without a commit hook: psync and friends).
     #[inline]
     pub fn record_sync_depth(&mut self, depth: u32, marks_submit: bool) {
-        if self.started {
-            self.depth[depth_bucket(depth)] += 1;
-            if marks_submit {
-                self.submit[batch_bucket(1)] += 1;
-                self.complete[batch_bucket(1)] += 1;
-            }
+        self.depth[depth_bucket(depth)] += 1;
+        if marks_submit {
+            self.submit[batch_bucket(1)] += 1;
+            self.complete[batch_bucket(1)] += 1;
         }
     }
 
@@ -626,7 +683,7 @@ impl JobStats {
     /// no slat, clat, bandwidth or log entries of their own.
     #[inline]
     pub fn record_sync(&mut self, issue: u64, complete: u64) {
-        if !self.started {
+        if std::mem::take(&mut self.ramp_trigger) || !self.started {
             return;
         }
         let lat = complete.saturating_sub(issue);
@@ -654,19 +711,15 @@ impl JobStats {
         };
         self.held = depth;
         self.max_held = self.max_held.max(depth);
-        if self.started {
-            self.depth[depth_bucket(seen)] += 1;
-            // The reaps since the last submission were fio's single-event reaps.
-            self.complete[batch_bucket(1)] += self.unbooked;
-        }
+        self.depth[depth_bucket(seen)] += 1;
+        // The reaps since the last submission were fio's single-event reaps.
+        self.complete[batch_bucket(1)] += self.unbooked;
         self.unbooked = 0;
     }
 
     #[inline]
     pub fn record_submit_batch(&mut self, n: u32) {
-        if self.started {
-            self.submit[batch_bucket(n as u64)] += 1;
-        }
+        self.submit[batch_bucket(n as u64)] += 1;
     }
 
     /// The engine reaped `n` completions at once. fio counts a reap call per
@@ -678,14 +731,18 @@ impl JobStats {
             self.paired += n;
         }
         self.held = self.held.saturating_sub(n);
-        if self.started {
-            self.unbooked += n as u64;
-        }
+        self.unbooked += n as u64;
     }
 
+    /// The job is over at `end_ns` (or a report is due then: fio's
+    /// --status-interval), having used `usr_ns`/`sys_ns` of CPU and made
+    /// `ctx` context switches since it started. A job that ends before its
+    /// ramp is over keeps what it did, timed from its start (fio never
+    /// reset it; backend.c times the run from td->start and total_run_time
+    /// from the epoch), with no latency or bandwidth samples.
     pub fn finish(&mut self, end_ns: u64, usr_ns: u64, sys_ns: u64, ctx: u64) {
         if !self.started {
-            self.start(end_ns);
+            self.start_ns = if self.job_began { self.job_start_ns } else { end_ns };
         }
         // backend.c: after its last submission a job whose queue is full
         // reaps one completion, then leaves its loop and reaps the rest in
@@ -697,9 +754,11 @@ impl JobStats {
             }
             self.unbooked = 0;
         }
-        self.bw_sampler.roll(end_ns);
-        self.iops_sampler.roll(end_ns);
-        self.confirm_samples(true);
+        if self.started {
+            self.bw_sampler.roll(end_ns);
+            self.iops_sampler.roll(end_ns);
+            self.confirm_samples(true);
+        }
         let t_ms = self.elapsed_ms(end_ns);
         for log in [
             &mut self.lat_log,
@@ -720,12 +779,14 @@ impl JobStats {
         self.bw_rows = std::mem::take(&mut self.bw_log.rows);
         self.iops_rows = std::mem::take(&mut self.iops_log.rows);
         self.end_ns = end_ns;
-        self.usr_ns = usr_ns;
-        self.sys_ns = sys_ns;
-        self.ctx = ctx;
+        let (usr0, sys0, ctx0) = self.cpu_base;
+        self.usr_ns = usr_ns.saturating_sub(usr0);
+        self.sys_ns = sys_ns.saturating_sub(sys0);
+        self.ctx = ctx.saturating_sub(ctx0);
     }
 
-    /// Milliseconds the job ran (after ramp).
+    /// Milliseconds the job ran (after ramp; the whole job if it ended
+    /// before its ramp was over).
     pub fn runtime_ms(&self) -> u64 {
         (self.end_ns.saturating_sub(self.start_ns)) / 1_000_000
     }
@@ -771,5 +832,95 @@ impl JobStats {
         self.datasyncs += o.datasyncs;
         self.start_ns = self.start_ns.min(o.start_ns);
         self.end_ns = self.end_ns.max(o.end_ns);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn stats() -> JobStats {
+        JobStats::new(StatsConfig {
+            percentile_list: Vec::new(),
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
+            record_slat: true,
+            bw_avg_ms: 500,
+            iops_avg_ms: 500,
+            lat_log: Some("l".into()),
+            bw_log: None,
+            iops_log: None,
+            log_avg_msec: 0,
+            log_index: 1,
+        })
+    }
+
+    /// `n` reads of 4 KiB at queue depth 1 issued from `t` 1 ms apart, each
+    /// completing 100 us after its issue. Returns the time after the last.
+    fn reads(s: &mut JobStats, mut t: u64, n: u32) -> u64 {
+        for _ in 0..n {
+            s.record_issue(Ddir::Read);
+            s.record_iodepth(1);
+            s.record_submit_batch(1);
+            s.record_complete_batch(1);
+            s.record_io(Ddir::Read, 4096, t, t + 2_000, t + 100_000, IoPrio::NONE);
+            t += MS;
+        }
+        t
+    }
+
+    /// A job that ends before its ramp is over keeps what it did, timed
+    /// from its start, with no latency samples (fio never reset it).
+    #[test]
+    fn a_job_that_ends_in_its_ramp_keeps_its_io_and_run_time() {
+        let mut s = stats();
+        s.job_started(5 * MS);
+        let end = reads(&mut s, 5 * MS, 40);
+        s.finish(end, 3 * MS, 7 * MS, 9);
+        let d = &s.dirs[0];
+        assert_eq!((d.io_bytes, d.total_ios), (40 * 4096, 40));
+        assert_eq!((d.clat.n, d.slat.n, d.lat.n), (0, 0, 0));
+        assert_eq!(s.runtime_ms(), 40);
+        assert_eq!(s.depth[0], 40);
+        assert_eq!(s.submit[1], 40);
+        assert!(s.complete[1] > 0);
+        assert_eq!((s.usr_ns, s.sys_ns, s.ctx), (3 * MS, 7 * MS, 9));
+        assert_eq!(
+            (s.lat_rows.total(), s.clat_rows.total(), s.slat_rows.total()),
+            (0, 0, 0)
+        );
+    }
+
+    /// The end of the ramp clears what the ramp counted; an I/O in flight
+    /// then completes into the new figures (but not the one whose
+    /// completion ended the ramp), and has no slat.
+    #[test]
+    fn the_end_of_a_ramp_starts_the_figures_over() {
+        let mut s = stats();
+        s.job_started(0);
+        let t = reads(&mut s, 0, 10);
+        s.record_sync_issue(false);
+        // Two reads in flight when the ramp ends at `t`.
+        s.record_issue(Ddir::Read);
+        s.record_issue(Ddir::Read);
+        s.end_ramp(t, t + 10_000, 2, MS, 2 * MS, 3);
+        assert_eq!((s.dirs[0].io_bytes, s.dirs[0].total_ios, s.syncs), (0, 0, 0));
+        assert_eq!(s.depth, [0; 7]);
+        // The first completion ended the ramp: it counts nowhere.
+        s.record_io(Ddir::Read, 4096, t - 50_000, t - 48_000, t + 20_000, IoPrio::NONE);
+        // The other one counts, without slat.
+        s.record_io(Ddir::Read, 4096, t - 40_000, t - 38_000, t + 30_000, IoPrio::NONE);
+        let end = reads(&mut s, t + 100_000, 5);
+        s.finish(end, 5 * MS, 6 * MS, 10);
+        let d = &s.dirs[0];
+        assert_eq!((d.io_bytes / 4096, d.total_ios), (6, 5));
+        assert_eq!((d.clat.n, d.lat.n, d.slat.n), (6, 6, 5));
+        assert_eq!(s.slat_rows.total(), 5);
+        assert_eq!(s.clat_rows.total(), 6);
+        assert_eq!(s.start_ns, t);
+        assert_eq!((s.usr_ns, s.sys_ns, s.ctx), (4 * MS, 4 * MS, 7));
     }
 }

@@ -632,19 +632,21 @@ impl IoGenerator {
         (due.min(u128::from(u64::MAX)) as u64).max(now_ns)
     }
 
-    /// Forget the bytes and I/Os issued so far, as fio does when `ramp_time`
-    /// ends (its `reset_all_stats`): `size`/`number_ios` count from there.
-    pub fn restart_accounting(&mut self) {
-        self.bytes_issued = 0;
-        self.ios_issued = 0;
+    /// `ramp_time` is over with `carried` I/Os in flight: `number_ios`
+    /// counts from here, those included, as fio's exceeds_number_ios counts
+    /// the I/Os completed since reset_all_stats cleared io_blocks plus those
+    /// in flight. `size` is not restarted: fio's limit is io_issue_bytes
+    /// (and do_io's bytes_issued), which the reset leaves alone.
+    pub fn restart_ios(&mut self, carried: u64) {
+        self.ios_issued = carried;
     }
 
-    /// Bytes issued since the start (or the last [`Self::restart_accounting`]).
+    /// Bytes issued since the start.
     pub fn bytes_issued(&self) -> u64 {
         self.bytes_issued
     }
 
-    /// I/Os issued since the start (or the last [`Self::restart_accounting`]).
+    /// I/Os issued since the start (or the last [`Self::restart_ios`]).
     pub fn ios_issued(&self) -> u64 {
         self.ios_issued
     }
@@ -842,7 +844,14 @@ mod tests {
         assert_eq!(collect(&mut IoGenerator::new(&s, 0, (0, MIB), 1), 5000).len(), 5000);
         let mut g = IoGenerator::new(&spec("rw=read\nbs=4k\nnumber_ios=2"), 0, (0, MIB), 1);
         assert_eq!(collect(&mut g, 10).len(), 2);
-        g.restart_accounting();
+        g.restart_ios(0);
+        assert_eq!(collect(&mut g, 10).len(), 2);
+        g.restart_ios(1);
+        assert_eq!(collect(&mut g, 10).len(), 1);
+        // The end of a ramp leaves `size` counting from the start.
+        let mut g = IoGenerator::new(&spec("rw=read\nbs=4k"), 0, (0, 16 << 10), 1);
+        assert_eq!(collect(&mut g, 2).len(), 2);
+        g.restart_ios(0);
         assert_eq!(collect(&mut g, 10).len(), 2);
         // A region smaller than the block size issues nothing.
         assert!(IoGenerator::new(&spec("bs=8k"), 0, (0, 4096), 1).next_io().is_none());

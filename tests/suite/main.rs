@@ -10,6 +10,7 @@ mod cpuidle;
 mod extending;
 mod fio_compat;
 mod fio_parse;
+mod fio_ramp;
 mod fio_sync;
 mod fio_text;
 mod fio_timing;
