@@ -10,6 +10,7 @@
 pub mod block;
 pub mod cpu;
 pub mod cpuidle;
+mod fio_loop;
 pub mod jobs;
 pub mod numa;
 pub mod nvme_driver;

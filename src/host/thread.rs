@@ -3,7 +3,8 @@
 //! I/Os, submits them in rounds up to its iodepth, sleeps in io_getevents (or
 //! a sync syscall, or for a tag) and is woken by completions, honours
 //! thinktime, rate limits and trace timing as fio 3.33 does, and records
-//! fio's statistics.
+//! fio's statistics. Asynchronous jobs with iodepth_batch* options or a
+//! thinktime run fio's own submit/reap loop instead (fio_loop.rs).
 
 use super::cpu::{Core, Placement, Topology};
 use super::submit::{Request, NO_BIO, NO_VCPU};
@@ -24,14 +25,14 @@ use std::collections::VecDeque;
 pub(super) struct Quiesce {
     /// The sleep's length, fixed before the quiesce (fio 3.33's rate_ddir
     /// computes it first; handle_thinktime sleeps its whole think time).
-    sleep_ns: Ns,
+    pub(super) sleep_ns: Ns,
     /// A rate sleep: the pending I/O is issued when it ends (rate_ddir
     /// returns and fio issues), without checking its slot again.
-    release_pending: bool,
+    pub(super) release_pending: bool,
 }
 
 /// What became of an fsync/fdatasync a thread issued.
-enum SyncIssue {
+pub(super) enum SyncIssue {
     /// Done in the issuing call (no flush reached the device), reaped too.
     Done(Ns),
     /// In flight: a flush request went down (a blocking engine sleeps in
@@ -113,7 +114,45 @@ pub struct Thread {
     pub(super) tag_req: Option<u32>,
     pub(super) think_ns: Ns,
     pub(super) think_blocks: u32,
-    pub(super) since_think: u32,
+    /// What fio's thinktime_blocks counts (handle_thinktime's `b`): I/Os
+    /// issued by a blocking engine (each completes in its call), I/Os
+    /// reaped in the fio loop (fio's default thinktime_blocks_type=complete,
+    /// td->io_blocks). Zeroed at the end of ramp_time, as fio's
+    /// reset_all_stats zeroes io_blocks and io_issues.
+    pub(super) think_count: u64,
+    /// `think_count` at the last think (td->last_thinktime_blocks, which
+    /// fio does not reset after the ramp: a job thinks again only once its
+    /// count passes it).
+    pub(super) think_last: u64,
+    /// fio's own submit/reap loop (`fio_loop.rs`) instead of the
+    /// reap-everything model: an asynchronous engine with an
+    /// iodepth_batch* option or a thinktime, where when fio submits and
+    /// reaps shows in its counters and its timing.
+    pub(super) fio_loop: bool,
+    /// iodepth_batch_complete_min / _max (max fixed up as fio does).
+    pub(super) batch_min: u32,
+    pub(super) batch_max: u32,
+    /// I/Os queued in the engine but not yet submitted (libaio's
+    /// ld->queued), with the time fio got each (its start_time).
+    pub(super) staged: VecDeque<(Io, Ns)>,
+    /// fio's td->io_u_queued: I/Os queued since td_io_commit last ran
+    /// (an engine commit from io_getevents submits them without resetting it).
+    pub(super) td_queued: u32,
+    /// An io_submit in progress (it slept for a tag): its requests so far.
+    pub(super) committing: bool,
+    pub(super) commit_reqs: Vec<u32>,
+    /// The fio loop's io_getevents call: (min_nr, max_nr).
+    pub(super) getevents: Option<(u32, u32)>,
+    /// Asleep in io_getevents until this many completions are in its ring
+    /// (0: any completion wakes it).
+    pub(super) wait_min: u32,
+    /// Where the fio loop is in its iteration.
+    pub(super) step: super::fio_loop::Step,
+    /// The fio loop's last iteration queued a read/write (fio thinks only after those).
+    pub(super) last_rw: bool,
+    /// Reap what has completed when the thread next runs (an open-loop
+    /// trace wait in the fio loop).
+    pub(super) poll_reap: bool,
     pub usr_ns: Ns,
     pub sys_ns: Ns,
     pub ctx: u64,
@@ -125,6 +164,9 @@ pub struct Thread {
     pub region: (u64, u64),
     /// ioengine=null: I/Os complete in the submitting call, no block layer or device.
     pub(super) null_engine: bool,
+    /// ioengine=null at iodepth=1, which fio's null_init flags FIO_SYNCIO:
+    /// no slat, and (it has a commit hook) no submit or complete counts.
+    pub(super) null_sync: bool,
     /// The guest vCPU (global index) this thread runs on, or `NO_VCPU` on the host.
     pub vcpu: u32,
     /// A guest thread's virtio disk (index within its VM).
@@ -169,7 +211,7 @@ impl Thread {
     /// (`Some(true)`) comes next when the writes issued are a nonzero
     /// multiple of its count and the last I/O reaped was not a sync
     /// (should_fsync). fsync is checked first.
-    fn sync_due(&self) -> Option<bool> {
+    pub(super) fn sync_due(&self) -> Option<bool> {
         if self.last_was_sync || self.writes_issued == 0 {
             return None;
         }
@@ -183,8 +225,21 @@ impl Thread {
         }
     }
 
+    /// One I/O (or an asynchronous fsync) went down on its own: fio's
+    /// io_u_mark_depth and io_u_mark_submit for it.
+    fn note_single_submit(&mut self) {
+        if self.fio_loop {
+            let held = self.inflight + self.staged.len() as u32;
+            self.stats.mark_depth(held, 1);
+            self.stats.mark_submit(1);
+        } else {
+            self.stats.record_iodepth(self.inflight);
+            self.stats.record_submit_batch(1);
+        }
+    }
+
     /// Asleep in an fsync that has not completed yet.
-    fn blocked_in_sync(&self) -> bool {
+    pub(super) fn blocked_in_sync(&self) -> bool {
         self.in_sync.is_some_and(|s| !self.completed.contains(&s))
     }
 
@@ -253,13 +308,24 @@ impl Thread {
         );
         let placement_cpu = placement.cpu;
         let sync = spec.ioengine.is_sync();
-        let depth = if sync { 1 } else { spec.iodepth.max(1) };
+        let null_engine = spec.ioengine == crate::workload::fio::IoEngine::Null;
+        let null_sync = null_engine && spec.iodepth <= 1;
+        // fio's null engine holds one I/O at a time whatever the iodepth:
+        // its queue returns FIO_Q_BUSY while the last commit's event is not
+        // reaped, and the backend then reaps it (engines/null.c).
+        let depth = if sync || null_engine { 1 } else { spec.iodepth.max(1) };
+        let fio_loop = !sync
+            && !null_engine
+            && (spec.iodepth_batch_submit > 1
+                || spec.iodepth_batch_complete_min != 1
+                || spec.iodepth_batch_complete_max > 1
+                || spec.thinktime_ns > 0);
         let stats = JobStats::new(StatsConfig {
             percentile_list: spec.percentile_list.clone(),
             clat_percentiles: spec.clat_percentiles,
             lat_percentiles: spec.lat_percentiles,
             slat_percentiles: spec.slat_percentiles,
-            record_slat: !sync,
+            record_slat: !sync && !null_sync,
             bw_avg_ms: 500,
             iops_avg_ms: 500,
             lat_log: spec.write_lat_log.clone(),
@@ -299,7 +365,20 @@ impl Thread {
             tag_req: None,
             think_ns: spec.thinktime_ns,
             think_blocks: spec.thinktime_blocks.max(1),
-            since_think: 0,
+            think_count: 0,
+            think_last: 0,
+            fio_loop,
+            batch_min: spec.iodepth_batch_complete_min,
+            batch_max: spec.iodepth_batch_complete_max.max(spec.iodepth_batch_complete_min),
+            staged: VecDeque::new(),
+            td_queued: 0,
+            committing: false,
+            commit_reqs: Vec::new(),
+            getevents: None,
+            wait_min: 0,
+            step: super::fio_loop::Step::Iterate,
+            last_rw: false,
+            poll_reap: false,
             usr_ns: 0,
             sys_ns: 0,
             ctx: 0,
@@ -308,7 +387,8 @@ impl Thread {
             ios_completed: 0,
             bytes_completed: 0,
             region,
-            null_engine: spec.ioengine == crate::workload::fio::IoEngine::Null,
+            null_engine,
+            null_sync,
             vcpu: NO_VCPU,
             vdisk: 0,
             buf_node: topo.socket_of(placement_cpu),
@@ -333,6 +413,7 @@ impl Host {
     pub fn thread_run(&mut self, now: Ns, t: u32, vms: &mut Vms, hint: Option<&Ssd>, q: &mut Queue) -> bool {
         let ti = t as usize;
         self.threads[ti].polling = false;
+        self.threads[ti].wait_min = 0;
         let woke_from_sleep = matches!(self.threads[ti].state, ThreadState::Waking);
         let resuming = std::mem::take(&mut self.threads[ti].resume_submit);
         if !resuming {
@@ -378,9 +459,12 @@ impl Host {
                 // reset clears, + io_u_in_flight, less the one whose
                 // completion ended the ramp); `size` goes on counting.
                 th.gen.restart_ios(u64::from(th.inflight.saturating_sub(1)));
-                // reset_all_stats: io_issues[] and last_was_sync start over.
+                // reset_all_stats: io_issues[] and last_was_sync start over,
+                // and so does io_blocks[] (thinktime_blocks' count), though
+                // not last_thinktime_blocks.
                 th.writes_issued = 0;
                 th.last_was_sync = false;
+                th.think_count = 0;
             }
         }
         // A request that was waiting for a tag now has one: finish submitting
@@ -411,6 +495,12 @@ impl Host {
                 th.inflight += 1;
                 if th.in_sync == Some(r) {
                     th.stats.record_sync_depth(th.inflight, th.sync);
+                } else if th.fio_loop {
+                    // Part of an io_submit: its depth was marked when the
+                    // batch was committed (io_uring's fsync goes alone).
+                    if !th.committing {
+                        th.note_single_submit();
+                    }
                 } else {
                     th.stats.record_iodepth(th.inflight);
                 }
@@ -440,6 +530,14 @@ impl Host {
                 th.stats.record_sync(req.issue_ns, cur);
                 synced = true;
             }
+        }
+        if self.threads[ti].fio_loop {
+            let (end, stop) = if blocked_tag {
+                (cur, super::fio_loop::Stop::Tag)
+            } else {
+                self.fio_loop(cur, cpu, t, vms, hint, q)
+            };
+            return self.fio_loop_park(end, begin, cpu, t, stop, q);
         }
         if !resuming && !blocked_tag && !synced && !self.threads[ti].blocked_in_sync() {
             // A sync engine's O_SYNC write whose data is written: its
@@ -497,7 +595,17 @@ impl Host {
             cur += c.reap_per_io_ns * n;
             self.threads[ti].usr_ns += c.reap_per_io_ns * n;
             let th = &mut self.threads[ti];
-            th.stats.record_complete_batch(n as u32);
+            if th.null_engine {
+                // fio's null engine returns one event per io_getevents
+                // (nothing at all at iodepth=1: it is FIO_SYNCIO then).
+                if !th.null_sync {
+                    for _ in 0..n {
+                        th.stats.mark_complete(1);
+                    }
+                }
+            } else {
+                th.stats.record_complete_batch(n as u32);
+            }
             while let Some(r) = th.completed.pop_front() {
                 let req = self.reqs.remove(r);
                 th.inflight -= 1;
@@ -542,9 +650,11 @@ impl Host {
                 },
             };
             // thinktime: after every thinktime_blocks I/Os, reap everything
-            // in flight, then sleep (fio's handle_thinktime).
-            if th.think_ns > 0 && th.since_think >= th.think_blocks {
-                th.since_think = 0;
+            // in flight, then sleep (fio's handle_thinktime). Here (blocking
+            // engines, null) each I/O completes in its own call, so the
+            // I/Os issued are the I/Os completed fio counts.
+            if th.think_ns > 0 && th.think_count >= th.think_last + u64::from(th.think_blocks) {
+                th.think_last = th.think_count;
                 th.pending = Some(io);
                 th.pending_unchecked = unchecked;
                 pause = Some(Pause::Quiesce(Quiesce {
@@ -610,7 +720,7 @@ impl Host {
                 }
             }
             th.pending_due = None;
-            th.since_think += 1;
+            th.think_count += 1;
             if th.null_engine {
                 // fio's null engine: the I/O is done when queued; only the
                 // application's own per-I/O work is spent, no syscall.
@@ -623,8 +733,12 @@ impl Host {
                 th.writes_issued += u64::from(io.ddir == Ddir::Write);
                 th.completed.push_back(r);
                 th.inflight += 1;
-                th.stats.record_iodepth(th.inflight);
-                th.stats.record_submit_batch(1);
+                // io_u_mark_depth at depth 1 (see `depth`); a commit of one,
+                // unless it is FIO_SYNCIO (iodepth=1), which has none.
+                th.stats.mark_depth(th.inflight, 1);
+                if !th.null_sync {
+                    th.stats.mark_submit(1);
+                }
                 if th.sync {
                     break;
                 }
@@ -660,19 +774,7 @@ impl Host {
                 }
             }
             let t0 = cur;
-            let guest = self.threads[ti].vcpu != NO_VCPU;
-            let submitted = if guest {
-                vms.guest_submit(cur, cpu, t, r, self, q).map_err(|at| (at, r))
-            } else if io.ddir != Ddir::Trim && u64::from(io.len) > self.max_rq_bytes {
-                // blk_queue_split: the bio goes down as parts of at most
-                // max_sectors_kb each, and completes when they all have.
-                self.reqs.get_mut(r).parts_left = u64::from(io.len).div_ceil(self.max_rq_bytes) as u32;
-                self.threads[ti].split = Some((r, io.offset));
-                self.submit_parts(cur, cpu, t, vms, q)
-            } else {
-                self.submit_host(cur, cpu, r, vms, q).map_err(|at| (at, r))
-            };
-            match submitted {
+            match self.submit_one(cur, cpu, t, r, vms, q) {
                 Ok(done) => cur = done,
                 Err((at, waiting)) => {
                     self.threads[ti].sys_ns += at - t0;
@@ -734,6 +836,7 @@ impl Host {
             } else {
                 // usec_sleep, so waking costs a context switch.
                 th.quiesce_sleep = None;
+                th.stats.quiesced();
                 if qs.release_pending {
                     th.pending_due = Some(0);
                 }
@@ -775,6 +878,33 @@ impl Host {
         false
     }
 
+    /// Send thread `t`'s new request `r` down from `cpu` at `cur`: through
+    /// its guest's virtio disk, as the parts of a split bio, or to the host
+    /// block layer. Ok(when the submitting CPU is done), or Err((time,
+    /// request)) when that request must sleep for a tag.
+    pub(super) fn submit_one(
+        &mut self,
+        cur: Ns,
+        cpu: u32,
+        t: u32,
+        r: u32,
+        vms: &mut Vms,
+        q: &mut Queue,
+    ) -> Result<Ns, (Ns, u32)> {
+        let io = self.reqs.get(r).io;
+        if self.threads[t as usize].vcpu != NO_VCPU {
+            vms.guest_submit(cur, cpu, t, r, self, q).map_err(|at| (at, r))
+        } else if io.ddir != Ddir::Trim && u64::from(io.len) > self.max_rq_bytes {
+            // blk_queue_split: the bio goes down as parts of at most
+            // max_sectors_kb each, and completes when they all have.
+            self.reqs.get_mut(r).parts_left = u64::from(io.len).div_ceil(self.max_rq_bytes) as u32;
+            self.threads[t as usize].split = Some((r, io.offset));
+            self.submit_parts(cur, cpu, t, vms, q)
+        } else {
+            self.submit_host(cur, cpu, r, vms, q).map_err(|at| (at, r))
+        }
+    }
+
     /// Thread `t` issues an fsync (`datasync` false) or fdatasync at `cur`
     /// on `cpu` (fio's DDIR_SYNC / DDIR_DATASYNC io_u, do_io_u_sync). On a
     /// block device both run blkdev_fsync: nothing is dirty in the page
@@ -784,7 +914,15 @@ impl Host {
     /// down as an NVMe Flush and the call returns when it completes.
     /// fio's null engine completes it in its queue call; io_uring queues it
     /// (IORING_OP_FSYNC, run by an io-wq worker, whose CPU is charged here).
-    fn issue_sync(&mut self, mut cur: Ns, cpu: u32, t: u32, datasync: bool, vms: &mut Vms, q: &mut Queue) -> SyncIssue {
+    pub(super) fn issue_sync(
+        &mut self,
+        mut cur: Ns,
+        cpu: u32,
+        t: u32,
+        datasync: bool,
+        vms: &mut Vms,
+        q: &mut Queue,
+    ) -> SyncIssue {
         let c = self.costs.clone();
         let ti = t as usize;
         let vwc = self.vwc;
@@ -802,7 +940,8 @@ impl Host {
             SyncIssue::Done(at)
         };
         if th.null_engine {
-            return inline_done(th, cur, true);
+            let marks = !th.null_sync;
+            return inline_done(th, cur, marks);
         }
         let mut sys = c.fsync_path_ns;
         if th.async_fsync {
@@ -831,8 +970,7 @@ impl Host {
             let th = &mut self.threads[ti];
             th.completed.push_back(r);
             th.inflight += 1;
-            th.stats.record_iodepth(th.inflight);
-            th.stats.record_submit_batch(1);
+            th.note_single_submit();
             return SyncIssue::InFlight(cur);
         }
         cur += c.flush_request_ns;
@@ -855,8 +993,7 @@ impl Host {
                     // fsync(2): counted as fio counts a sync io_u it completes in its queue call.
                     th.stats.record_sync_depth(th.inflight, th.sync);
                 } else {
-                    th.stats.record_iodepth(th.inflight);
-                    th.stats.record_submit_batch(1);
+                    th.note_single_submit();
                 }
                 SyncIssue::InFlight(done)
             }
@@ -886,6 +1023,10 @@ impl Host {
     /// they wait in its completion ring until it gets the tag and returns.
     pub fn wake(&mut self, at: Ns, t: u32, irq_cpu: u32, tag_grant: bool, q: &mut Queue) {
         let th = &mut self.threads[t as usize];
+        if !tag_grant && (th.completed.len() as u32) < th.wait_min {
+            // io_getevents waits for min_nr completions.
+            return;
+        }
         if th.polling && th.state == ThreadState::WaitingIo && !tag_grant {
             // It is polling for completions: it sees this one at once.
             th.polling = false;
@@ -914,6 +1055,9 @@ impl Host {
     /// another vCPU that reaches it at `at` (the injection is included).
     pub fn wake_remote(&mut self, at: Ns, t: u32, q: &mut Queue) {
         let th = &mut self.threads[t as usize];
+        if (th.completed.len() as u32) < th.wait_min {
+            return;
+        }
         if th.state == ThreadState::WaitingIo {
             th.state = if std::mem::take(&mut th.polling) {
                 ThreadState::Scheduled

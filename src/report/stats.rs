@@ -722,6 +722,38 @@ impl JobStats {
         self.submit[batch_bucket(n as u64)] += 1;
     }
 
+    /// fio's io_u_mark_depth: `nr` I/Os went down while the job held
+    /// `cur_depth` I/Os (queued, in flight or completed but not reaped),
+    /// counted as fio counts them, with no pairing (the fio loop of
+    /// `host::thread` and the null engine reap as fio does).
+    #[inline]
+    pub fn mark_depth(&mut self, cur_depth: u32, nr: u32) {
+        self.depth[depth_bucket(cur_depth)] += u64::from(nr);
+    }
+
+    /// fio's io_u_mark_submit: one io_submit call that took `nr` I/Os.
+    #[inline]
+    pub fn mark_submit(&mut self, nr: u32) {
+        self.submit[batch_bucket(u64::from(nr))] += 1;
+    }
+
+    /// fio's io_u_mark_complete: one io_getevents call that returned `nr`.
+    #[inline]
+    pub fn mark_complete(&mut self, nr: u32) {
+        self.complete[batch_bucket(u64::from(nr))] += 1;
+    }
+
+    /// The job reaped everything in flight before a sleep (fio's
+    /// io_u_quiesce): none of those reaps is followed by a submission that
+    /// replaces it, so none is paired (see record_iodepth). The next
+    /// submissions are counted at the depth they really go down at (1, 2,
+    /// 3, ... as the queue fills again).
+    #[inline]
+    pub fn quiesced(&mut self) {
+        self.paired = 0;
+        self.held = 0;
+    }
+
     /// The engine reaped `n` completions at once. fio counts a reap call per
     /// completion (see record_iodepth); the ones after the job's last
     /// submission are its final drain, which `finish` counts as fio does.
@@ -922,5 +954,61 @@ mod tests {
         assert_eq!(s.clat_rows.total(), 6);
         assert_eq!(s.start_ns, t);
         assert_eq!((s.usr_ns, s.sys_ns, s.ctx), (4 * MS, 4 * MS, 7));
+    }
+
+    /// Statistics already started (no ramp).
+    fn started_stats() -> JobStats {
+        let mut s = stats();
+        s.start(0);
+        s
+    }
+
+    #[test]
+    fn a_quiesce_leaves_no_reap_to_pair_with_the_next_submissions() {
+        // QD4: fill to 4, reap all 4 at once (a quiesce before a think),
+        // then fill again: fio submits those at depth 1, 2, 3, 4.
+        for quiesce in [false, true] {
+            let mut s = started_stats();
+            for round in 0..2 {
+                for d in 1..=4 {
+                    s.record_iodepth(d);
+                }
+                s.record_complete_batch(4);
+                if quiesce && round == 0 {
+                    s.quiesced();
+                }
+            }
+            if quiesce {
+                // 1, 2, 2, 4 twice.
+                assert_eq!(s.depth, [2, 4, 2, 0, 0, 0, 0]);
+            } else {
+                // Without the quiesce the four reaps are taken as a full
+                // queue's, each replaced by the next submission: all at 4.
+                assert_eq!(s.depth, [1, 2, 5, 0, 0, 0, 0]);
+            }
+        }
+    }
+
+    #[test]
+    fn fio_marks_count_calls_and_depths_as_given() {
+        let mut s = started_stats();
+        s.mark_depth(24, 8);
+        s.mark_depth(32, 8);
+        s.mark_submit(8);
+        s.mark_submit(8);
+        s.mark_submit(3);
+        s.mark_complete(16);
+        s.mark_complete(0);
+        assert_eq!(s.depth, [0, 0, 0, 0, 8, 8, 0]);
+        assert_eq!(s.submit, [0, 1, 2, 0, 0, 0, 0]);
+        assert_eq!(s.complete, [1, 0, 0, 1, 0, 0, 0]);
+        // fio counts them during ramp_time too; its end starts them over.
+        let mut s = stats();
+        s.mark_depth(1, 1);
+        s.mark_submit(1);
+        s.mark_complete(1);
+        assert_eq!((s.depth[0], s.submit[1], s.complete[1]), (1, 1, 1));
+        s.end_ramp(MS, MS, 0, 0, 0, 0);
+        assert_eq!((s.depth[0], s.submit[1], s.complete[1]), (0, 0, 0));
     }
 }

@@ -125,11 +125,13 @@ fn completion_latency_is_the_devices_whatever_the_submit_pattern() {
     assert!(c1 < 1000.0, "an idle drive's 4 KiB read takes {c1:.1} us");
 
     // rate_iops and thinktime: fio quiesces (reaps everything in flight)
-    // before it sleeps for the next rate slot or its think time.
+    // before it sleeps for the next rate slot or its think time. (fio's
+    // thinktime_blocks counts completed I/Os, so before its first think a
+    // QD8 job sends 8 reads down together: a 400 ms run dilutes them.)
     for extra in ["rate_iops=2000\n", "thinktime=500\n"] {
         let job = |d: u32| {
             format!(
-                "[r]\nioengine=libaio\ndirect=1\nfilename=/dev/nvme0n1\nsize=128m\nrw=randread\nbs=4k\ntime_based=1\nruntime=100ms\niodepth={d}\n{extra}"
+                "[r]\nioengine=libaio\ndirect=1\nfilename=/dev/nvme0n1\nsize=128m\nrw=randread\nbs=4k\ntime_based=1\nruntime=400ms\niodepth={d}\n{extra}"
             )
         };
         let m1 = run(&job(1));

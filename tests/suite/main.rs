@@ -9,6 +9,7 @@ mod cli_fio;
 mod cpuidle;
 mod extending;
 mod fio_compat;
+mod fio_depths;
 mod fio_parse;
 mod fio_ramp;
 mod fio_sync;

@@ -1,0 +1,489 @@
+//! fio 3.33's own submit and reap loop (backend.c `do_io`, with io_u.c and
+//! ioengines.c), for the asynchronous jobs whose counters and timing depend
+//! on when fio submits and when it reaps: `iodepth_batch`
+//! (`iodepth_batch_submit`), `iodepth_batch_complete_min` / `_max` and
+//! `thinktime`. Other jobs keep thread.rs's model, which reaps everything
+//! that has completed at once and counts it as fio's one-at-a-time loop
+//! would.
+//!
+//! One iteration gets an io_u (its start_time) and queues it in the engine
+//! (`td_io_queue`). Once `iodepth_batch` are queued, `td_io_commit` marks
+//! their depth (`io_u_mark_depth`: all of them at the depth the job holds
+//! then, queued ones included) and the engine submits them in one
+//! io_submit (`io_u_mark_submit`; every I/O of the call is stamped with its
+//! return: slat ends, clat starts). When the job holds `iodepth` I/Os it
+//! reaps (`wait_for_completions`): io_getevents with min_nr =
+//! min(`iodepth_batch_complete_min`, held), at least 1, and max_nr =
+//! `iodepth_batch_complete_max` capped at what is held, at least min_nr
+//! (`td_io_getevents`), whose engine commit first submits what is still
+//! queued without marking its depth or resetting fio's count of it. It
+//! returns what has completed, up to max_nr, once min_nr have
+//! (`io_u_mark_complete`). With `iodepth_batch_complete_min=0` libaio polls
+//! instead of sleeping. Then `handle_thinktime`: once `thinktime_blocks`
+//! more I/Os have completed (fio's default `thinktime_blocks_type=complete`,
+//! `td->io_blocks`), `io_u_quiesce` commits what is queued and reaps until
+//! nothing is in flight (min_nr 1 per call), and the thread sleeps its
+//! think time. When the job is over fio reaps what is left in one call.
+//!
+//! Simplifications: an fsync/fdatasync first commits what is queued and
+//! is then issued as thread.rs issues it (libaio's queue returns
+//! FIO_Q_BUSY and fio reaps before retrying it; io_uring queues it like
+//! any I/O); `iodepth_low` is not supported (fio's default, `iodepth`,
+//! makes one reap call per full queue).
+
+use super::submit::Request;
+use super::thread::{Quiesce, SyncIssue};
+use super::{Host, Vms};
+use crate::machine::{Event, Queue};
+use crate::nvme::SQE_FUA;
+use crate::sim::Ns;
+use crate::ssd::Ssd;
+use crate::workload::Ddir;
+
+/// Where the fio loop is in its iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Get the next io_u and queue it.
+    Iterate,
+    /// The io_u is queued: reap if the queue is full.
+    Tail,
+    /// The iteration is over: handle_thinktime.
+    Think,
+}
+
+/// Why the fio loop gave the CPU up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stop {
+    /// Between two iterations (other CPUs' events up to now go first).
+    Yield,
+    /// Asleep for a tag (a request of its io_submit, or an fsync's flush).
+    Tag,
+    /// Blocked in fsync(2) until its flush completes.
+    Sync,
+    /// In io_getevents until min_nr completions are in its ring.
+    Wait,
+    /// Quiesced: sleeping for a think time or a rate slot.
+    Sleep(Quiesce),
+    /// Waiting for an open-loop trace's next request, reaping as it goes.
+    Poll(Ns),
+    /// Finished.
+    Done,
+}
+
+impl Host {
+    /// Run thread `t`'s fio loop on `cpu` from `cur` until it must wait.
+    pub(super) fn fio_loop(
+        &mut self,
+        mut cur: Ns,
+        cpu: u32,
+        t: u32,
+        vms: &mut Vms,
+        hint: Option<&Ssd>,
+        q: &mut Queue,
+    ) -> (Ns, Stop) {
+        let ti = t as usize;
+        let mut iterated = false;
+        loop {
+            // An io_submit that slept for a tag goes on.
+            if self.threads[ti].committing {
+                match self.fio_submit_queued(cur, cpu, t, vms, hint, q) {
+                    Ok(at) => cur = at,
+                    Err(at) => return (at, Stop::Tag),
+                }
+            }
+            if self.threads[ti].blocked_in_sync() {
+                return (cur, Stop::Sync);
+            }
+            if std::mem::take(&mut self.threads[ti].poll_reap) {
+                while !self.threads[ti].completed.is_empty() {
+                    let th = &self.threads[ti];
+                    let n = (th.completed.len() as u32).min(reap_max(th, 1));
+                    cur = self.fio_reap(cur, t, n);
+                }
+            }
+            if let Some((min, max)) = self.threads[ti].getevents {
+                let ready = self.threads[ti].completed.len() as u32;
+                if ready < min {
+                    return (cur, Stop::Wait);
+                }
+                self.threads[ti].getevents = None;
+                cur = self.fio_reap(cur, t, ready.min(max));
+                continue;
+            }
+            // io_u_quiesce: commit what is queued, reap until nothing is in
+            // flight, then sleep.
+            if let Some(qs) = self.threads[ti].quiesce_sleep {
+                match self.td_io_commit(cur, cpu, t, vms, hint, q) {
+                    Ok(at) => cur = at,
+                    Err(at) => return (at, Stop::Tag),
+                }
+                let th = &mut self.threads[ti];
+                if th.inflight > 0 {
+                    th.getevents = Some((1, reap_max(th, 1)));
+                    continue;
+                }
+                th.quiesce_sleep = None;
+                if th.issuing_done {
+                    continue;
+                }
+                return (cur, Stop::Sleep(qs));
+            }
+            let th = &mut self.threads[ti];
+            match th.step {
+                Step::Tail => {
+                    let held = th.inflight + th.staged.len() as u32;
+                    if held >= th.depth {
+                        // wait_for_completions: a full queue reaps at least one.
+                        let min = th.batch_min.min(held).max(1);
+                        match self.fio_engine_commit(cur, cpu, t, vms, hint, q) {
+                            Ok(at) => cur = at,
+                            Err(at) => return (at, Stop::Tag),
+                        }
+                        let th = &mut self.threads[ti];
+                        th.getevents = Some((min, reap_max(th, min)));
+                    }
+                    self.threads[ti].step = Step::Think;
+                }
+                Step::Think => {
+                    th.step = Step::Iterate;
+                    if th.last_rw && th.think_ns > 0 && th.think_count >= th.think_last + u64::from(th.think_blocks) {
+                        th.think_last = th.think_count;
+                        th.quiesce_sleep = Some(Quiesce {
+                            sleep_ns: th.think_ns,
+                            release_pending: false,
+                        });
+                    }
+                }
+                Step::Iterate => {
+                    if iterated {
+                        return (cur, Stop::Yield);
+                    }
+                    if cur >= th.end_ns {
+                        th.issuing_done = true;
+                    }
+                    if th.issuing_done {
+                        // The loop is over: io_u_queued_complete(td, cur_depth)
+                        // reaps everything in one call (its engine commit
+                        // submitting what is still queued).
+                        let held = th.inflight + th.staged.len() as u32;
+                        if held == 0 {
+                            return (cur, Stop::Done);
+                        }
+                        match self.fio_engine_commit(cur, cpu, t, vms, hint, q) {
+                            Ok(at) => cur = at,
+                            Err(at) => return (at, Stop::Tag),
+                        }
+                        self.threads[ti].getevents = Some((held, held));
+                        continue;
+                    }
+                    match self.fio_iteration(cur, cpu, t, vms, hint, q) {
+                        Ok((at, issued)) => {
+                            cur = at;
+                            iterated |= issued;
+                        }
+                        Err((at, stop)) => return (at, stop),
+                    }
+                }
+            }
+        }
+    }
+
+    /// One iteration's get_io_u and td_io_queue. Ok((time, whether an I/O
+    /// or a sync was issued)), or Err when the thread must stop.
+    fn fio_iteration(
+        &mut self,
+        mut cur: Ns,
+        cpu: u32,
+        t: u32,
+        vms: &mut Vms,
+        hint: Option<&Ssd>,
+        q: &mut Queue,
+    ) -> Result<(Ns, bool), (Ns, Stop)> {
+        let ti = t as usize;
+        let c = self.costs.clone();
+        let th = &mut self.threads[ti];
+        let (io, unchecked) = match th.pending.take() {
+            Some(io) => (io, std::mem::take(&mut th.pending_unchecked)),
+            None => match th.gen.next_io() {
+                Some(io) => (io, true),
+                None => {
+                    th.issuing_done = true;
+                    return Ok((cur, false));
+                }
+            },
+        };
+        // fsync=N / fdatasync=N: the sync goes first (see thread.rs), once
+        // what is queued has been submitted.
+        if let Some(datasync) = unchecked.then(|| th.sync_due()).flatten() {
+            th.pending = Some(io);
+            th.pending_unchecked = true;
+            cur = self
+                .td_io_commit(cur, cpu, t, vms, hint, q)
+                .map_err(|at| (at, Stop::Tag))?;
+            self.threads[ti].last_rw = false;
+            return match self.issue_sync(cur, cpu, t, datasync, vms, q) {
+                SyncIssue::Done(at) => Ok((at, true)),
+                SyncIssue::InFlight(at) => {
+                    let th = &mut self.threads[ti];
+                    if th.in_sync.is_some() {
+                        Err((at, Stop::Sync))
+                    } else {
+                        th.step = Step::Tail;
+                        Ok((at, true))
+                    }
+                }
+                SyncIssue::Blocked(at) => {
+                    self.threads[ti].step = Step::Tail;
+                    Err((at, Stop::Tag))
+                }
+            };
+        }
+        if th.gen.is_rate_limited() {
+            let due = match th.pending_due {
+                Some(due) => due,
+                None => {
+                    let due = th.gen.next_issue_not_before(io.ddir, cur);
+                    th.pending_due = Some(due);
+                    due
+                }
+            };
+            if due > cur {
+                th.pending = Some(io);
+                if th.gen.is_timed_replay() {
+                    // Reap while waiting for the trace time (see thread.rs).
+                    cur = self
+                        .td_io_commit(cur, cpu, t, vms, hint, q)
+                        .map_err(|at| (at, Stop::Tag))?;
+                    self.threads[ti].poll_reap = true;
+                    return Err((cur, Stop::Poll(due)));
+                }
+                // rate_ddir: quiesce, then sleep what is left of the slot.
+                th.quiesce_sleep = Some(Quiesce {
+                    sleep_ns: due - cur,
+                    release_pending: true,
+                });
+                return Ok((cur, false));
+            }
+        }
+        th.pending_due = None;
+        // get_io_u and td_io_queue: the application's work; the engine
+        // queues the io_u (libaio's ld->queued, fio's io_u_queued).
+        cur += c.app_per_io_ns;
+        th.usr_ns += c.app_per_io_ns;
+        th.ios_submitted += 1;
+        // fio's total_io_u counts it here, in td_io_queue (the ramp's too).
+        th.stats.record_issue(io.ddir);
+        th.writes_issued += u64::from(io.ddir == Ddir::Write);
+        th.staged.push_back((io, cur - c.app_per_io_ns));
+        th.td_queued += 1;
+        th.last_rw = true;
+        th.step = Step::Tail;
+        if th.td_queued >= th.batch_submit {
+            cur = self
+                .td_io_commit(cur, cpu, t, vms, hint, q)
+                .map_err(|at| (at, Stop::Tag))?;
+        }
+        Ok((cur, true))
+    }
+
+    /// fio's td_io_commit: mark the depth of the I/Os queued since the last
+    /// one (at the depth the job holds) and have the engine submit them.
+    /// Err(time) when a request must sleep for a tag (the io_submit goes on
+    /// when the thread gets it).
+    fn td_io_commit(
+        &mut self,
+        cur: Ns,
+        cpu: u32,
+        t: u32,
+        vms: &mut Vms,
+        hint: Option<&Ssd>,
+        q: &mut Queue,
+    ) -> Result<Ns, Ns> {
+        let th = &mut self.threads[t as usize];
+        let held = th.inflight + th.staged.len() as u32;
+        if held == 0 || th.td_queued == 0 {
+            return Ok(cur);
+        }
+        th.stats.mark_depth(held, th.td_queued);
+        th.td_queued = 0;
+        self.fio_engine_commit(cur, cpu, t, vms, hint, q)
+    }
+
+    /// The engine's commit hook (fio_libaio_commit): one io_submit of every
+    /// queued I/O.
+    fn fio_engine_commit(
+        &mut self,
+        mut cur: Ns,
+        cpu: u32,
+        t: u32,
+        vms: &mut Vms,
+        hint: Option<&Ssd>,
+        q: &mut Queue,
+    ) -> Result<Ns, Ns> {
+        let syscall = self.costs.syscall_ns;
+        let th = &mut self.threads[t as usize];
+        if th.staged.is_empty() {
+            return Ok(cur);
+        }
+        cur += syscall;
+        th.sys_ns += syscall;
+        th.committing = true;
+        th.commit_reqs.clear();
+        self.fio_submit_queued(cur, cpu, t, vms, hint, q)
+    }
+
+    /// The io_submit in progress sends its I/Os down one by one.
+    fn fio_submit_queued(
+        &mut self,
+        mut cur: Ns,
+        cpu: u32,
+        t: u32,
+        vms: &mut Vms,
+        hint: Option<&Ssd>,
+        q: &mut Queue,
+    ) -> Result<Ns, Ns> {
+        let ti = t as usize;
+        let bio_setup = self.costs.bio_setup_ns;
+        while let Some((io, issue)) = self.threads[ti].staged.pop_front() {
+            if let Some(ssd) = hint {
+                ssd.ftl.prefetch((io.offset / self.unit_bytes) as u32);
+            }
+            cur += bio_setup;
+            self.threads[ti].sys_ns += bio_setup;
+            let hctx = self.map.hw_queue(cpu, io.ddir, io.prio, io.len);
+            let r = self.reqs.insert(Request::new(t, io, issue, hctx));
+            if io.ddir == Ddir::Write && self.threads[ti].o_sync && self.vwc {
+                // O_SYNC: an asynchronous write is REQ_FUA (see thread.rs).
+                self.reqs.get_mut(r).flags = SQE_FUA;
+            }
+            self.threads[ti].commit_reqs.push(r);
+            let t0 = cur;
+            match self.submit_one(cur, cpu, t, r, vms, q) {
+                Ok(done) => {
+                    cur = done;
+                    let th = &mut self.threads[ti];
+                    th.sys_ns += cur - t0;
+                    th.inflight += 1;
+                }
+                Err((at, waiting)) => {
+                    let th = &mut self.threads[ti];
+                    th.sys_ns += at - t0;
+                    th.tag_req = Some(waiting);
+                    return Err(at);
+                }
+            }
+        }
+        // io_submit returns: fio stamps each I/O of the call with one time
+        // (fio_libaio_queued: their issue_time), when the call is done with
+        // its last I/O (where the block layer model ends that I/O's slat).
+        let th = &mut self.threads[ti];
+        if let Some(&last) = th.commit_reqs.last() {
+            let end = self.reqs.get(last).submit_ns;
+            for &r in &th.commit_reqs {
+                self.reqs.get_mut(r).submit_ns = end;
+            }
+        }
+        th.stats.mark_submit(th.commit_reqs.len() as u32);
+        th.commit_reqs.clear();
+        th.committing = false;
+        Ok(cur)
+    }
+
+    /// One io_getevents call that returns `n` completions.
+    fn fio_reap(&mut self, mut cur: Ns, t: u32, n: u32) -> Ns {
+        let c = &self.costs;
+        let (sys, usr) = (c.reap_syscall_ns, c.reap_per_io_ns * u64::from(n));
+        cur += sys + usr;
+        let th = &mut self.threads[t as usize];
+        th.sys_ns += sys;
+        th.usr_ns += usr;
+        th.stats.mark_complete(n);
+        for _ in 0..n {
+            let Some(r) = th.completed.pop_front() else {
+                break;
+            };
+            let req = self.reqs.remove(r);
+            th.inflight -= 1;
+            if req.sync_op.is_some() {
+                // A sync sets last_was_sync and adds only its latency.
+                th.syncs_completed += 1;
+                th.last_was_sync = true;
+                th.stats.record_sync(req.issue_ns, cur);
+                continue;
+            }
+            th.last_was_sync = false;
+            th.ios_completed += 1;
+            th.bytes_completed += u64::from(req.io.len);
+            th.think_count += 1;
+            self.ios_completed += 1;
+            th.stats
+                .record_io(req.io.ddir, req.io.len, req.issue_ns, req.submit_ns, cur, req.app_prio);
+        }
+        cur
+    }
+
+    /// Put a fio-loop thread where `stop` leaves it (thread_run's end).
+    /// Returns true when the thread has finished.
+    pub(super) fn fio_loop_park(&mut self, cur: Ns, begin: Ns, cpu: u32, t: u32, stop: Stop, q: &mut Queue) -> bool {
+        use super::thread::ThreadState;
+        self.cores[cpu as usize].busy_until = cur;
+        self.cores[cpu as usize].busy_ns += cur - begin;
+        let th = &mut self.threads[t as usize];
+        match stop {
+            Stop::Done => {
+                th.state = ThreadState::Done;
+                th.finished_ns = cur;
+                th.stats.finish(cur, th.usr_ns, th.sys_ns, th.ctx);
+                return true;
+            }
+            Stop::Yield => {
+                th.resume_submit = true;
+                th.state = ThreadState::Scheduled;
+                q.schedule(cur, Event::ThreadRun { thread: t });
+            }
+            Stop::Tag => th.state = ThreadState::WaitingTag,
+            Stop::Sync => th.state = ThreadState::WaitingIo,
+            Stop::Wait => {
+                th.wait_min = th.getevents.map_or(1, |(min, _)| min);
+                // libaio with iodepth_batch_complete_min=0 calls
+                // io_getevents with min_nr 0 until it has one: it spins.
+                th.polling = th.batch_min == 0;
+                th.state = ThreadState::WaitingIo;
+            }
+            Stop::Sleep(qs) => {
+                // usec_sleep, so waking costs a context switch.
+                if qs.release_pending {
+                    th.pending_due = Some(0);
+                }
+                let wake = (cur + qs.sleep_ns).min(th.end_ns.max(cur));
+                th.state = if wake > cur {
+                    ThreadState::Waking
+                } else {
+                    ThreadState::Scheduled
+                };
+                q.schedule(wake, Event::ThreadRun { thread: t });
+            }
+            Stop::Poll(due) => {
+                th.state = ThreadState::WaitingIo;
+                th.polling = true;
+                let at = due.min(th.end_ns);
+                if th.timer_at != at {
+                    th.timer_at = at;
+                    q.schedule(at, Event::ThreadTimer { thread: t });
+                }
+            }
+        }
+        if th.state == ThreadState::WaitingTag && th.vcpu == super::submit::NO_VCPU {
+            th.iowait_cpu = cpu;
+            self.cores[cpu as usize].iowaiters += 1;
+        }
+        false
+    }
+}
+
+/// td_io_getevents' max_nr: iodepth_batch_complete_max, capped at what the
+/// job holds, and never below min_nr.
+fn reap_max(th: &super::thread::Thread, min: u32) -> u32 {
+    let held = th.inflight + th.staged.len() as u32;
+    th.batch_max.min(held).max(min)
+}
