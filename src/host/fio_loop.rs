@@ -239,14 +239,7 @@ impl Host {
             };
         }
         if th.gen.is_rate_limited() {
-            let due = match th.pending_due {
-                Some(due) => due,
-                None => {
-                    let due = th.gen.next_issue_not_before(io.ddir, cur);
-                    th.pending_due = Some(due);
-                    due
-                }
-            };
+            let due = th.issue_due(io.ddir, cur);
             if due > cur {
                 th.pending = Some(io);
                 if th.gen.is_timed_replay() {

@@ -207,6 +207,14 @@ pub struct Thread {
 }
 
 impl Thread {
+    /// When the rate (or a timed replay) lets the pending I/O go: computed
+    /// once per I/O and kept in `pending_due` until it is issued.
+    pub(super) fn issue_due(&mut self, ddir: Ddir, cur: Ns) -> Ns {
+        *self
+            .pending_due
+            .get_or_insert_with(|| self.gen.next_issue_not_before(ddir, cur))
+    }
+
     /// fio's get_rw_ddir: an fsync (`Some(false)`) or fdatasync
     /// (`Some(true)`) comes next when the writes issued are a nonzero
     /// multiple of its count and the last I/O reaped was not a sync
@@ -695,14 +703,7 @@ impl Host {
             }
             let th = &mut self.threads[ti];
             if th.gen.is_rate_limited() {
-                let due = match th.pending_due {
-                    Some(due) => due,
-                    None => {
-                        let due = th.gen.next_issue_not_before(io.ddir, cur);
-                        th.pending_due = Some(due);
-                        due
-                    }
-                };
+                let due = th.issue_due(io.ddir, cur);
                 if due > cur {
                     th.pending = Some(io);
                     pause = Some(if th.gen.is_timed_replay() {
