@@ -396,21 +396,11 @@ impl Host {
                 break;
             };
             let req = self.reqs.remove(r);
-            th.inflight -= 1;
-            if req.sync_op.is_some() {
-                // A sync sets last_was_sync and adds only its latency.
-                th.syncs_completed += 1;
-                th.last_was_sync = true;
-                th.stats.record_sync(req.issue_ns, cur);
-                continue;
+            if th.reaped(&req, cur) {
+                // thinktime_blocks counts completed I/Os (fio's io_blocks).
+                th.think_count += 1;
+                self.ios_completed += 1;
             }
-            th.last_was_sync = false;
-            th.ios_completed += 1;
-            th.bytes_completed += u64::from(req.io.len);
-            th.think_count += 1;
-            self.ios_completed += 1;
-            th.stats
-                .record_io(req.io.ddir, req.io.len, req.issue_ns, req.submit_ns, cur, req.app_prio);
         }
         cur
     }

@@ -207,6 +207,30 @@ pub struct Thread {
 }
 
 impl Thread {
+    /// A sync (fsync/fdatasync) issued at `issue` is done at `at`: it sets
+    /// last_was_sync and adds only its latency (io_u.c io_completed).
+    pub(super) fn sync_done(&mut self, issue: Ns, at: Ns) {
+        self.syncs_completed += 1;
+        self.last_was_sync = true;
+        self.stats.record_sync(issue, at);
+    }
+
+    /// The job reaped `req` at `cur` (io_u.c io_completed): true for an
+    /// I/O, now counted done, false for a sync.
+    pub(super) fn reaped(&mut self, req: &Request, cur: Ns) -> bool {
+        self.inflight -= 1;
+        if req.sync_op.is_some() {
+            self.sync_done(req.issue_ns, cur);
+            return false;
+        }
+        self.last_was_sync = false;
+        self.ios_completed += 1;
+        self.bytes_completed += u64::from(req.io.len);
+        self.stats
+            .record_io(req.io.ddir, req.io.len, req.issue_ns, req.submit_ns, cur, req.app_prio);
+        true
+    }
+
     /// When the rate (or a timed replay) lets the pending I/O go: computed
     /// once per I/O and kept in `pending_due` until it is issued.
     pub(super) fn issue_due(&mut self, ddir: Ddir, cur: Ns) -> Ns {
@@ -533,9 +557,7 @@ impl Host {
                 th.usr_ns += c.reap_per_io_ns;
                 th.inflight -= 1;
                 th.in_sync = None;
-                th.syncs_completed += 1;
-                th.last_was_sync = true;
-                th.stats.record_sync(req.issue_ns, cur);
+                th.sync_done(req.issue_ns, cur);
                 synced = true;
             }
         }
@@ -616,21 +638,9 @@ impl Host {
             }
             while let Some(r) = th.completed.pop_front() {
                 let req = self.reqs.remove(r);
-                th.inflight -= 1;
-                if req.sync_op.is_some() {
-                    // io_u.c io_completed: a sync sets last_was_sync and
-                    // adds only its latency.
-                    th.syncs_completed += 1;
-                    th.last_was_sync = true;
-                    th.stats.record_sync(req.issue_ns, cur);
-                    continue;
+                if th.reaped(&req, cur) {
+                    self.ios_completed += 1;
                 }
-                th.last_was_sync = false;
-                th.ios_completed += 1;
-                th.bytes_completed += req.io.len as u64;
-                self.ios_completed += 1;
-                th.stats
-                    .record_io(req.io.ddir, req.io.len, req.issue_ns, req.submit_ns, cur, req.app_prio);
             }
         }
         if cur >= self.threads[ti].end_ns {
@@ -935,9 +945,7 @@ impl Host {
         th.stats.record_sync_issue(datasync);
         let inline_done = |th: &mut Thread, at: Ns, marks_submit: bool| {
             th.stats.record_sync_depth(th.inflight + 1, marks_submit);
-            th.stats.record_sync(issue, at);
-            th.syncs_completed += 1;
-            th.last_was_sync = true;
+            th.sync_done(issue, at);
             SyncIssue::Done(at)
         };
         if th.null_engine {
