@@ -9,8 +9,10 @@
 //! jobs (libaio on a file, see each test); where fio's figures depend on
 //! the device's timing the job is one whose counts do not.
 
-use nvmesim::config::{self, MachineConfig};
-use nvmesim::machine::{Machine, Precondition, RunOptions};
+// The tiny drive and its runner (seed 5, steady state, nothing left in flight).
+use super::fio_timing::run;
+use nvmesim::config;
+use nvmesim::machine::{Machine, RunOptions};
 use nvmesim::report::stats::JobStats;
 use nvmesim::virt;
 use nvmesim::workload::fio;
@@ -92,25 +94,6 @@ fn thinktime_blocks_counts_completed_ios() {
     );
     let ios = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
     assert!(ios > 7500, "{ios} I/Os in 2 s: 5.5 per 1 ms think");
-}
-
-fn tiny() -> MachineConfig {
-    let p = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny-ssd.toml");
-    let text = std::fs::read_to_string(p).unwrap();
-    config::load_machine(Some((p, &text)), None, None).unwrap()
-}
-
-fn run(job: &str) -> Machine {
-    let jobs = fio::parse_str(job, "depths.fio").unwrap();
-    let opts = RunOptions {
-        seed: 5,
-        precondition: Precondition::SteadyState,
-        ..RunOptions::default()
-    };
-    let mut m = Machine::new(tiny(), &jobs, &opts).unwrap();
-    m.run(&jobs, &mut |_, _| {});
-    assert_eq!(m.outstanding_requests(), 0, "requests left in flight: {job}");
-    m
 }
 
 fn stats(m: &Machine) -> &JobStats {

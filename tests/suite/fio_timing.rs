@@ -17,7 +17,7 @@ fn tiny() -> MachineConfig {
     config::load_machine(Some((p, &text)), None, None).unwrap()
 }
 
-fn run(job: &str) -> Machine {
+pub(super) fn run(job: &str) -> Machine {
     let jobs = fio::parse_str(job, "timing.fio").unwrap();
     let opts = RunOptions {
         seed: 5,
@@ -26,7 +26,7 @@ fn run(job: &str) -> Machine {
     };
     let mut m = Machine::new(tiny(), &jobs, &opts).unwrap();
     m.run(&jobs, &mut |_, _| {});
-    assert_eq!(m.outstanding_requests(), 0, "requests left in flight");
+    assert_eq!(m.outstanding_requests(), 0, "requests left in flight: {job}");
     m
 }
 
