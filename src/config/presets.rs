@@ -279,25 +279,15 @@ fn schema_error(path: &str, text: Option<&str>, kind: &str, e: &toml::de::Error)
     let msg = one_line(e.message());
     let mut key: Vec<&str> = vec![kind];
     key.extend(&inner);
-    // An unknown field is named in the message; the path is its table.
-    let field = msg
-        .strip_prefix("unknown field `")
-        .and_then(|r| r.split('`').next())
-        .map(str::to_string);
-    let table = match &field {
-        Some(_) => key.join("."),
-        None if key.len() > 1 => format!("{}] {}", key[..key.len() - 1].join("."), key[key.len() - 1]),
-        None => key.join("."),
+    // An unknown field is named in the message, and the path is its table;
+    // otherwise the path ends with the key whose value is wrong.
+    let field = msg.strip_prefix("unknown field `").and_then(|r| r.split('`').next());
+    let table = match (field, key.split_last()) {
+        (None, Some((last, parent))) if !parent.is_empty() => format!("[{}] {last}", parent.join(".")),
+        _ => format!("[{}]", key.join(".")),
     };
     let mut full = key.clone();
-    if let Some(f) = &field {
-        full.push(f);
-    }
-    let table = if table.contains(']') {
-        format!("[{table}")
-    } else {
-        format!("[{table}]")
-    };
+    full.extend(field);
     format!("{}: {table}: {msg}", at_key(path, text, &full))
 }
 
