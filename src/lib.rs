@@ -12,10 +12,12 @@ pub mod nvme;
 #[cfg(feature = "python")]
 mod python;
 pub mod report;
+pub mod run;
 pub mod scenario;
 pub mod serve;
 pub mod sim;
 pub mod ssd;
+pub mod stats;
 pub mod stdout;
 pub mod sweep;
 pub mod virt;

@@ -8,7 +8,7 @@ use cli::calibrate::{cmd_calibrate, CalibrateArgs};
 use cli::fio_args::{split_fio_args, JobOptions};
 use cli::serve::{cmd_serve, ServeArgs};
 use nvmesim::config;
-use nvmesim::machine::{self, Precondition};
+use nvmesim::machine::Precondition;
 use nvmesim::outln;
 use nvmesim::report;
 use nvmesim::sweep::run::{RunSpec, Source};
@@ -416,7 +416,7 @@ impl EtaLine {
         self.drawn = true;
     }
 
-    fn update(&mut self, live: &machine::Live, now: u64) {
+    fn update(&mut self, live: &nvmesim::run::Live, now: u64) {
         let Some(_) = live.machine else {
             let line = format!(
                 "nvmesim: building {} and preconditioning it ({}) ...",
@@ -686,7 +686,7 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
     let mut header_done = false;
     let mut write_err: Option<std::io::Error> = None;
     let out = {
-        let mut progress = |live: &machine::Live, now: u64| {
+        let mut progress = |live: &nvmesim::run::Live, now: u64| {
             if eta {
                 eta_line.update(live, now);
             }
@@ -724,7 +724,7 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
     }
     if a.occupancy_log.is_some() {
         let p = a.log_dir.join("nvmesim_occupancy.log");
-        report::logs::write_occupancy(&p, &out.occupancy).map_err(|e| format!("{}: {e}", p.display()))?;
+        nvmesim::run::write_occupancy(&p, &out.occupancy).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     let res = sink.write_all(text.as_bytes()).and_then(|_| sink.flush());
     if let Some(e) = write_err.or(res.err()) {

@@ -6,7 +6,6 @@
 
 mod schema;
 pub use schema::*;
-pub mod precheck;
 mod presets;
 pub use presets::*;
 mod validate;

@@ -189,12 +189,12 @@ pub fn load_machine(
             .try_into()
             .map_err(|e: toml::de::Error| hint("device", own_d, schema_error(path, text, "device", &e)))?;
     if let Some(r) = &device.queue_map.read_write_ratio {
-        crate::host::queue_map::parse_ratio(r).map_err(|e| format!("{path}: [device.queue_map]: {e}"))?;
+        super::parse_ratio(r).map_err(|e| format!("{path}: [device.queue_map]: {e}"))?;
     }
     let cfg = MachineConfig { host, device, vms };
     super::validate(&cfg, path)?;
     for vm in &cfg.vms {
-        crate::virt::check_config(vm).map_err(|e| format!("{path}: [[vm]] '{}': {e}", vm.name))?;
+        super::check_vm(vm).map_err(|e| format!("{path}: [[vm]] '{}': {e}", vm.name))?;
     }
     Ok(cfg)
 }

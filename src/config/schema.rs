@@ -48,7 +48,7 @@ pub struct HostConfig {
     /// The kernel's spinlock implementation: `ticket` (Linux 2.6.25 to 4.1) or
     /// `queued` (qspinlock, Linux 4.2 on).
     #[serde(default)]
-    pub spinlock: crate::host::cpu::SpinlockKind,
+    pub spinlock: SpinlockKind,
     pub costs: HostCosts,
     pub scheduler: SchedulerConfig,
     /// `[host.virt]`: CPU costs of the KVM/QEMU virtio-blk path, in cycles
@@ -414,6 +414,18 @@ pub struct DeviceConfig {
     pub datasheet: Option<DatasheetFigures>,
 }
 
+/// How a kernel's spinlock waiters spin (host/cpu.rs models both): a ticket
+/// lock (Linux 2.6.25 to 4.1) or a queued spinlock (qspinlock, Linux 4.2 on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpinlockKind {
+    /// All waiters spin on one word; hand-off grows with the number of spinners.
+    Ticket,
+    /// MCS / qspinlock: each waiter spins on its own line; one transfer per hand-off.
+    #[default]
+    Queued,
+}
+
 /// `[device.queue_map]`: the queue-map policy and its parameters.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -436,6 +448,18 @@ pub struct QueueMapConfig {
     /// Range: 512 to 4294967295 (a sector to the largest 32-bit request).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub large_read_bytes: Option<u32>,
+}
+
+/// `read_write_ratio`: parse "R:W" (e.g. "3:1") into (R, W), both positive.
+pub fn parse_ratio(s: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("read_write_ratio '{s}': expected READ:WRITE with positive integers, e.g. \"3:1\"");
+    let (r, w) = s.split_once(':').ok_or_else(bad)?;
+    let r: u32 = r.trim().parse().map_err(|_| bad())?;
+    let w: u32 = w.trim().parse().map_err(|_| bad())?;
+    if r == 0 || w == 0 {
+        return Err(bad());
+    }
+    Ok((r, w))
 }
 
 /// `[device.arbitration]`: how the host sets up the controller's command
@@ -1116,7 +1140,7 @@ pub struct VmConfig {
     pub poll_max_ns: u64,
     /// The guest kernel's spinlock (`queued` for any guest kernel since Linux 4.2).
     #[serde(default)]
-    pub guest_spinlock: crate::host::cpu::SpinlockKind,
+    pub guest_spinlock: SpinlockKind,
     /// The fio job file run inside the guest (relative to the config file).
     pub job: String,
     #[serde(default, rename = "disk")]

@@ -822,9 +822,49 @@ and the rest cannot hold the {} B user capacity; lower it or the capacity",
     Ok(())
 }
 
+/// Checks of one `[[vm]]` table that need no machine (the CPU numbers are
+/// checked against the host when the machine is built).
+pub fn check_vm(vm: &super::VmConfig) -> Result<(), String> {
+    if vm.vcpus == 0 {
+        return Err("vcpus must be at least 1".into());
+    }
+    if vm.cpus.is_empty() {
+        return Err("cpus must name the host CPUs the vCPUs run on".into());
+    }
+    if vm.vcpu_placement == super::VcpuPlacement::Pinned && vm.cpus.len() < vm.vcpus as usize {
+        return Err(format!(
+            "{} vCPUs pinned but cpus names {} host CPUs (one per vCPU needed)",
+            vm.vcpus,
+            vm.cpus.len()
+        ));
+    }
+    if vm.iothread_cpus.is_empty() {
+        return Err("iothread_cpus must name at least one host CPU (one IOThread each)".into());
+    }
+    // VIRTIO 1.1 2.6: a split virtqueue's size is a power of 2, at most 32768.
+    if !vm.queue_size.is_power_of_two() || vm.queue_size > 32768 || vm.queue_size < 2 {
+        return Err(format!(
+            "queue_size = {}: a split virtqueue's size is a power of 2 from 2 to 32768",
+            vm.queue_size
+        ));
+    }
+    crate::sim::IoPrio::parse(&vm.iothread_ioprio).map_err(|e| format!("iothread_ioprio: {e}"))?;
+    let mut names: Vec<&str> = Vec::new();
+    for d in &vm.disks {
+        if names.contains(&d.name.as_str()) {
+            return Err(format!("two disks named '{}'", d.name));
+        }
+        if d.size_bytes == Some(0) {
+            return Err(format!("disk '{}': size_bytes must be positive", d.name));
+        }
+        names.push(&d.name);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
-    use crate::config::load_machine;
+    use crate::config::{load_machine, parse_ratio};
 
     fn err(text: &str) -> String {
         load_machine(Some(("m.toml", text)), None, None).unwrap_err()
@@ -835,6 +875,15 @@ mod tests {
     fn tiny_with(old: &str, new: &str) -> String {
         assert!(TINY.contains(old), "{old}");
         TINY.replace(old, new)
+    }
+
+    #[test]
+    fn ratios_parse_or_fail_clearly() {
+        assert_eq!(parse_ratio("3:1"), Ok((3, 1)));
+        assert_eq!(parse_ratio(" 1 : 3 "), Ok((1, 3)));
+        for bad in ["3", "3:0", "a:b", "-1:2", ""] {
+            assert!(parse_ratio(bad).unwrap_err().contains("READ:WRITE"), "{bad}");
+        }
     }
 
     #[test]

@@ -136,16 +136,8 @@ impl CacheLineCost {
     }
 }
 
-/// How waiters spin (see the module comment).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SpinlockKind {
-    /// All waiters spin on one word; hand-off grows with the number of spinners.
-    Ticket,
-    /// MCS / qspinlock: each waiter spins on its own line; one transfer per hand-off.
-    #[default]
-    Queued,
-}
+/// How waiters spin (see the module comment): a config key, so it lives in `config`.
+pub use crate::config::SpinlockKind;
 
 /// One reserved hold of a lock: `start` is when the lock word became this
 /// CPU's (the hand-off is inside the interval), `end` when it is released.

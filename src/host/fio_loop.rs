@@ -33,10 +33,10 @@
 
 use super::submit::Request;
 use super::thread::{Quiesce, SyncIssue};
-use super::{Host, Vms};
-use crate::machine::{Event, Queue};
+use super::{Guests, Host};
 use crate::nvme::SQE_FUA;
 use crate::sim::Ns;
+use crate::sim::{Event, Queue};
 use crate::ssd::Ssd;
 use crate::workload::Ddir;
 
@@ -77,7 +77,7 @@ impl Host {
         mut cur: Ns,
         cpu: u32,
         t: u32,
-        vms: &mut Vms,
+        vms: &mut dyn Guests,
         hint: Option<&Ssd>,
         q: &mut Queue,
     ) -> (Ns, Stop) {
@@ -195,7 +195,7 @@ impl Host {
         mut cur: Ns,
         cpu: u32,
         t: u32,
-        vms: &mut Vms,
+        vms: &mut dyn Guests,
         hint: Option<&Ssd>,
         q: &mut Queue,
     ) -> Result<(Ns, bool), (Ns, Stop)> {
@@ -288,7 +288,7 @@ impl Host {
         cur: Ns,
         cpu: u32,
         t: u32,
-        vms: &mut Vms,
+        vms: &mut dyn Guests,
         hint: Option<&Ssd>,
         q: &mut Queue,
     ) -> Result<Ns, Ns> {
@@ -309,7 +309,7 @@ impl Host {
         mut cur: Ns,
         cpu: u32,
         t: u32,
-        vms: &mut Vms,
+        vms: &mut dyn Guests,
         hint: Option<&Ssd>,
         q: &mut Queue,
     ) -> Result<Ns, Ns> {
@@ -331,7 +331,7 @@ impl Host {
         mut cur: Ns,
         cpu: u32,
         t: u32,
-        vms: &mut Vms,
+        vms: &mut dyn Guests,
         hint: Option<&Ssd>,
         q: &mut Queue,
     ) -> Result<Ns, Ns> {

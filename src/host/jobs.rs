@@ -5,12 +5,12 @@
 
 use super::cpu::{Core, Topology};
 use super::thread::{Thread, ThreadState};
+use super::Guests;
 use super::Host;
 use crate::config::MachineConfig;
-use crate::machine::{Event, Queue};
-use crate::report::steadystate::SteadyState;
 use crate::sim::Ns;
-use crate::virt::Vms;
+use crate::sim::{Event, Queue};
+use crate::stats::steadystate::SteadyState;
 use crate::workload::fio::FioJobFile;
 
 /// fio 3.33 checks steady state every STEADYSTATE_MSEC = 1000 ms (steadystate.h).
@@ -34,11 +34,11 @@ pub fn build_threads(
     jobs: &FioJobFile,
     extents: &[Vec<(u64, u64)>],
     job_disks: &[Vec<u32>],
-    vms: &Vms,
+    vms: &dyn Guests,
     seed: u64,
 ) -> Result<(Vec<Thread>, u32), String> {
     // Guest threads per VM so far (they are dealt to the vCPUs in order).
-    let mut guest_threads = vec![0u32; vms.vms.len()];
+    let mut guest_threads = vec![0u32; vms.vm_count()];
     let mut threads = Vec::new();
     let mut barrier = 0u32;
     // read_iolog: each job's trace, read once for all its clones.
@@ -61,25 +61,24 @@ pub fn build_threads(
             let vcpu = match spec.vm {
                 None => None,
                 Some(v) => {
-                    let rt = &vms.vms[v as usize];
+                    let (name, first_vcpu, vcpus) = vms.vm_vcpus(v);
                     let k = match &spec.cpus_allowed {
                         Some(list) => {
-                            if let Some(&bad) = list.iter().find(|&&c| c >= rt.vcpus) {
+                            if let Some(&bad) = list.iter().find(|&&c| c >= vcpus) {
                                 return Err(jobs.locate(
                                     spec,
                                     format!(
-                                        "cpus_allowed names vCPU {bad}, but vm '{}' has vCPUs 0-{}",
-                                        rt.name,
-                                        rt.vcpus - 1
+                                        "cpus_allowed names vCPU {bad}, but vm '{name}' has vCPUs 0-{}",
+                                        vcpus - 1
                                     ),
                                 ));
                             }
                             list[clone as usize % list.len()]
                         }
-                        None => guest_threads[v as usize] % rt.vcpus,
+                        None => guest_threads[v as usize] % vcpus,
                     };
                     guest_threads[v as usize] += 1;
-                    Some(rt.first_vcpu + k)
+                    Some(first_vcpu + k)
                 }
             };
             let mut t = Thread::new(
@@ -94,7 +93,7 @@ pub fn build_threads(
                 seed,
                 threads.len() as u64,
                 &traces,
-                vcpu.map(|v| vec![vms.vcpus[v as usize].placement.cpu]),
+                vcpu.map(|v| vec![vms.vcpu_cpu(v)]),
             )
             .map_err(|e| jobs.locate(spec, e))?;
             if let Some(v) = vcpu {

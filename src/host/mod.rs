@@ -11,6 +11,7 @@ pub mod block;
 pub mod cpu;
 pub mod cpuidle;
 mod fio_loop;
+pub mod guests;
 pub mod jobs;
 pub mod numa;
 pub mod nvme_driver;
@@ -19,16 +20,16 @@ pub mod submit;
 pub mod thread;
 
 pub use block::blk_mq;
+pub use guests::Guests;
 pub use jobs::SsTracker;
 pub use submit::{AdminCmd, HmbState};
 pub use thread::{Thread, ThreadState};
 
 use crate::config::{BlockLayerKind, DeviceKind, HostCosts, IrqMode, MachineConfig, SwQueuesKind, UrgentPath};
-use crate::machine::{Event, Queue};
 use crate::nvme::controller::HMB_IO_CMD;
 use crate::nvme::{Cqe, HostPort, Sqe};
+use crate::sim::{Event, Queue};
 use crate::sim::{Ns, Slab};
-use crate::virt::Vms;
 use crate::workload::fio::FioJobFile;
 use crate::workload::{Ddir, IoPrio};
 use blk_mq::{nvme_tag_depth, Hctx};

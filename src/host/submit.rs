@@ -6,13 +6,13 @@
 //! what the request held and completes its bios. The HMB urgent path's
 //! requester and the admin commands the host issues live here too.
 
-use super::{Host, Vms};
+use super::{Guests, Host};
 use crate::config::{BlockLayerKind, IrqMode, SetArbitration};
-use crate::machine::{Event, Queue};
 use crate::nvme::arbitration::ArbitrationFeature;
 use crate::nvme::controller::{UrgentPolicy, HMB_IO_CMD};
 use crate::nvme::{Sqe, SQE_FLUSH};
 use crate::sim::Ns;
+use crate::sim::{Event, Queue};
 use crate::workload::{Ddir, Io, IoPrio};
 
 /// No next bio in a merge chain.
@@ -155,7 +155,14 @@ impl Host {
     /// A host bio enters the stack: the urgent path if its priority class
     /// is the HMB's (trims have no data to stage and take the normal path),
     /// else the block layer. Err(time) when it must sleep for a tag.
-    pub(super) fn submit_host(&mut self, cur: Ns, cpu: u32, r: u32, vms: &mut Vms, q: &mut Queue) -> Result<Ns, Ns> {
+    pub(super) fn submit_host(
+        &mut self,
+        cur: Ns,
+        cpu: u32,
+        r: u32,
+        vms: &mut dyn Guests,
+        q: &mut Queue,
+    ) -> Result<Ns, Ns> {
         let io = self.reqs.get(r).io;
         // Trims have no data to stage; flushes and FUA writes have no place
         // in an HMB I/O command (it carries no FUA bit).
@@ -176,7 +183,7 @@ impl Host {
         mut cur: Ns,
         cpu: u32,
         t: u32,
-        vms: &mut Vms,
+        vms: &mut dyn Guests,
         q: &mut Queue,
     ) -> Result<Ns, (Ns, u32)> {
         while let Some((bio, off)) = self.threads[t as usize].split {
@@ -247,7 +254,7 @@ impl Host {
     /// submitting call returns); Err(time) when the thread must sleep for a
     /// tag (blk-mq), a request (legacy layer) or a driver slot (bypass), the
     /// bio then being queued for that resource.
-    pub fn submit_bio(&mut self, mut cur: Ns, cpu: u32, r: u32, vms: &mut Vms, q: &mut Queue) -> Result<Ns, Ns> {
+    pub fn submit_bio(&mut self, mut cur: Ns, cpu: u32, r: u32, vms: &mut dyn Guests, q: &mut Queue) -> Result<Ns, Ns> {
         let hctx = self.reqs.get(r).hctx as usize;
         match self.block {
             _ if self.uses_tags() => {
@@ -286,7 +293,7 @@ impl Host {
     }
 
     /// Continue submitting bio `r`, which holds its tag / request / slot.
-    pub fn submit_with_resource(&mut self, mut cur: Ns, cpu: u32, r: u32, vms: &mut Vms, q: &mut Queue) -> Ns {
+    pub fn submit_with_resource(&mut self, mut cur: Ns, cpu: u32, r: u32, vms: &mut dyn Guests, q: &mut Queue) -> Ns {
         match self.block {
             BlockLayerKind::BlkMq => {
                 // blk_mq_bio_to_request -> blk_account_io_start: the disk's
@@ -346,7 +353,7 @@ impl Host {
     /// The legacy request_fn loop: while the driver takes more, take the
     /// queue lock, pull the elevator's next request, drop the lock and hand
     /// the request to the driver.
-    fn run_request_queue(&mut self, mut cur: Ns, cpu: u32, vms: &mut Vms, q: &mut Queue) -> Ns {
+    fn run_request_queue(&mut self, mut cur: Ns, cpu: u32, vms: &mut dyn Guests, q: &mut Queue) -> Ns {
         if self.rq_running {
             return cur;
         }
@@ -371,7 +378,7 @@ impl Host {
     /// completes it at once (in this call, or through the block softirq on
     /// this CPU); the NVMe driver builds the SQE, copies it into the SQ under
     /// the SQ lock and rings the doorbell. Returns when the CPU is done.
-    fn driver_submit(&mut self, mut cur: Ns, cpu: u32, r: u32, vms: &mut Vms, q: &mut Queue) -> Ns {
+    fn driver_submit(&mut self, mut cur: Ns, cpu: u32, r: u32, vms: &mut dyn Guests, q: &mut Queue) -> Ns {
         let c = &self.costs;
         if self.null_dev {
             cur += c.null_queue_rq_ns;
@@ -400,7 +407,7 @@ impl Host {
     /// request held in its block layer (tag, or request under the queue
     /// lock, running the queue again), then complete every bio of the
     /// request and wake their threads. Returns when the CPU is done.
-    fn host_complete(&mut self, mut cur: Ns, cpu: u32, r: u32, vms: &mut Vms, q: &mut Queue) -> Ns {
+    fn host_complete(&mut self, mut cur: Ns, cpu: u32, r: u32, vms: &mut dyn Guests, q: &mut Queue) -> Ns {
         let hctx = self.reqs.get(r).hctx as usize;
         // blk_account_io_done: the in-flight counter and reference again
         // (blk-mq requests only; an HMB request never entered blk-mq).
@@ -458,7 +465,7 @@ impl Host {
     }
 
     /// The interrupt of queue pair `qp` runs: handle every visible CQE.
-    pub fn irq(&mut self, now: Ns, qpi: u32, vms: &mut Vms, q: &mut Queue) {
+    pub fn irq(&mut self, now: Ns, qpi: u32, vms: &mut dyn Guests, q: &mut Queue) {
         let c = self.costs.clone();
         let cpu = self.qps[qpi as usize].irq_cpu;
         let mut cur = self.cpu_begin(cpu, now);
@@ -549,7 +556,7 @@ impl Host {
 
     /// The admin CQ's interrupt (CPU 0) for an HMB I/O: copy read data from
     /// the HMB into the request's pages, free its HMB space, complete it.
-    pub fn hmb_irq(&mut self, now: Ns, r: u32, vms: &mut Vms, q: &mut Queue) {
+    pub fn hmb_irq(&mut self, now: Ns, r: u32, vms: &mut dyn Guests, q: &mut Queue) {
         let (len, ddir) = {
             let req = self.reqs.get(r);
             (u64::from(req.dev_len), req.io.ddir)

@@ -8,13 +8,13 @@
 
 use super::cpu::{Core, Placement, Topology};
 use super::submit::{Request, NO_BIO, NO_VCPU};
-use super::{Host, Vms};
+use super::{Guests, Host};
 use crate::config::MachineConfig;
-use crate::machine::{Event, Queue};
 use crate::nvme::SQE_FUA;
-use crate::report::stats::{JobStats, StatsConfig};
+use crate::sim::{Event, Queue};
 use crate::sim::{Ns, Rng};
 use crate::ssd::Ssd;
+use crate::stats::{JobStats, StatsConfig};
 use crate::workload::fio::JobSpec;
 use crate::workload::gen::IoGenerator;
 use crate::workload::{Ddir, Io};
@@ -442,7 +442,7 @@ impl Thread {
 
 impl Host {
     /// A fio thread gets the CPU. Returns true when the thread has finished.
-    pub fn thread_run(&mut self, now: Ns, t: u32, vms: &mut Vms, hint: Option<&Ssd>, q: &mut Queue) -> bool {
+    pub fn thread_run(&mut self, now: Ns, t: u32, vms: &mut dyn Guests, hint: Option<&Ssd>, q: &mut Queue) -> bool {
         let ti = t as usize;
         self.threads[ti].polling = false;
         self.threads[ti].wait_min = 0;
@@ -455,7 +455,7 @@ impl Host {
                     .maybe_migrate(now, &mut self.cores, self.migrate_mean, self.migrate_p);
             } else {
                 // A guest thread stays on its vCPU; the vCPU may move on the host.
-                let vc = &mut vms.vcpus[th.vcpu as usize].placement;
+                let vc = vms.vcpu_placement(th.vcpu);
                 vc.maybe_migrate(now, &mut self.cores, self.migrate_mean, self.migrate_p);
                 th.placement.cpu = vc.cpu;
             }
@@ -899,7 +899,7 @@ impl Host {
         cpu: u32,
         t: u32,
         r: u32,
-        vms: &mut Vms,
+        vms: &mut dyn Guests,
         q: &mut Queue,
     ) -> Result<Ns, (Ns, u32)> {
         let io = self.reqs.get(r).io;
@@ -931,7 +931,7 @@ impl Host {
         cpu: u32,
         t: u32,
         datasync: bool,
-        vms: &mut Vms,
+        vms: &mut dyn Guests,
         q: &mut Queue,
     ) -> SyncIssue {
         let c = self.costs.clone();

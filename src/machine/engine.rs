@@ -5,11 +5,11 @@
 //! It decides nothing a layer owns; it runs fio's stonewall groups, the
 //! periodic samplers and the stuck-run check.
 
-use super::{Event, Queue};
 use crate::config::MachineConfig;
 use crate::host::Host;
 use crate::nvme::controller::Controller;
 use crate::sim::Ns;
+use crate::sim::{Event, Queue};
 use crate::ssd::{Ssd, SsdOutput};
 use crate::virt::Vms;
 use crate::workload::fio::FioJobFile;

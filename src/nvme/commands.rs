@@ -15,8 +15,8 @@ use super::controller::{Controller, HMB_IO_CMD};
 use super::pcie::CQE_BYTES;
 use super::{Cqe, HostPort, Sqe, SQE_FLUSH, SQE_FUA};
 use crate::config::SetArbitration;
-use crate::machine::{Event, Queue};
 use crate::sim::Ns;
+use crate::sim::{Event, Queue};
 use crate::ssd::{ReadPlan, Ssd, SsdOutput};
 use crate::workload::Ddir;
 

@@ -14,8 +14,8 @@ pub mod controller;
 pub mod hmb;
 pub mod pcie;
 
-use crate::machine::Queue;
 use crate::sim::Ns;
+use crate::sim::Queue;
 use crate::workload::{Ddir, IoPrio};
 
 /// A submission queue entry as the controller reads it: command id,

@@ -2,10 +2,10 @@
 //! `add_ddir_status_json`), with real fio-3.33's key names, nesting, order
 //! and number types, plus the simulator's figures under `nvmesim`.
 
-use super::hist::Hist;
 use super::json::J;
-use super::stats::{DirStats, JobStats, LatStat};
-use super::steadystate::SteadyState;
+use crate::stats::hist::Hist;
+use crate::stats::steadystate::SteadyState;
+use crate::stats::{DirStats, JobStats, LatStat};
 use crate::workload::fio::{UnifiedRw, DEFAULT_PERCENTILES};
 
 pub struct RunReport {

@@ -13,8 +13,8 @@
 //! simulated (see `SIMULATED_PREFIX`).
 
 use super::fio_json::{ctime, entries, group_runs, Entry, GroupRun, JobResult, RunReport};
-use super::hist::Hist;
-use super::stats::{DirStats, JobStats, LatStat};
+use crate::stats::hist::Hist;
+use crate::stats::{DirStats, JobStats, LatStat};
 use crate::workload::fio::UnifiedRw;
 use crate::workload::fio::DEFAULT_PERCENTILES;
 use std::fmt::Write;
@@ -716,8 +716,8 @@ mod tests {
         assert_eq!(num2str(60_000, 0, false, ""), "0");
     }
 
-    use crate::report::hist::{idx_to_val, val_to_idx};
-    use crate::report::stats::StatsConfig;
+    use crate::stats::hist::{idx_to_val, val_to_idx};
+    use crate::stats::StatsConfig;
     use crate::workload::{Ddir, IoPrio};
 
     fn stats_cfg() -> StatsConfig {

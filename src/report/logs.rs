@@ -6,7 +6,7 @@
 //! `prio` 0, stamped as fio stamps it (see stats.rs `AvgLog`); without it,
 //! one row per I/O (bandwidth then as fio's per-I/O rate).
 
-use super::stats::{JobStats, LogRows};
+use crate::stats::{JobStats, LogRows};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -38,23 +38,4 @@ pub fn write_logs(dir: &Path, s: &JobStats) -> std::io::Result<Vec<PathBuf>> {
         out.push(path);
     }
     Ok(out)
-}
-
-/// Write SQ occupancy samples as CSV: `time_ms,sq,true_entries,host_estimate,unseen_completions`
-/// (sq is the NVMe queue id, 1-based).
-pub fn write_occupancy(path: &Path, rows: &[crate::machine::OccupancySample]) -> std::io::Result<()> {
-    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
-    writeln!(f, "time_ms,sq,true_entries,host_estimate,unseen_completions")?;
-    for r in rows {
-        writeln!(
-            f,
-            "{:.3},{},{},{},{}",
-            r.time_ns as f64 / 1e6,
-            r.sq + 1,
-            r.truth,
-            r.estimate,
-            r.unseen
-        )?;
-    }
-    f.flush()
 }

@@ -15,7 +15,7 @@
 //! description if it has one.
 
 use super::fio_json::{agg_percent_of, entries, group_runs, pcts, percentile_list, Entry, GroupRun, RunReport};
-use super::stats::{DirStats, JobStats, LatStat};
+use crate::stats::{DirStats, JobStats, LatStat};
 use crate::workload::fio::UnifiedRw;
 use std::fmt::Write;
 

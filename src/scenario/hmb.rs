@@ -6,7 +6,7 @@ use super::{jobs_named, row_with, slug, write};
 use crate::config;
 use crate::machine::{Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
-use crate::report::window::LatWindows;
+use crate::run::window::LatWindows;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::fmt::Write as _;

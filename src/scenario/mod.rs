@@ -16,7 +16,7 @@ mod wrr;
 mod wrr_vms;
 
 use crate::config::MachineConfig;
-use crate::machine::{self, Precondition, RunOptions};
+use crate::machine::{Precondition, RunOptions};
 use crate::workload::fio;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -153,21 +153,21 @@ pub(crate) fn run_full(
     job_name: &str,
     job: &str,
     opts: &RunOptions,
-) -> Result<(Value, machine::RunOutput), String> {
+) -> Result<(Value, crate::run::RunOutput), String> {
     run_full_watched(cfg, job_name, job, opts, &mut |_, _| {})
 }
 
 /// [`run_full`] with the run's progress callback (e.g. status ticks for
-/// [`crate::report::window::LatWindows`]).
+/// [`crate::run::window::LatWindows`]).
 pub(crate) fn run_full_watched(
     cfg: MachineConfig,
     job_name: &str,
     job: &str,
     opts: &RunOptions,
-    progress: &mut machine::Progress,
-) -> Result<(Value, machine::RunOutput), String> {
+    progress: &mut crate::run::Progress,
+) -> Result<(Value, crate::run::RunOutput), String> {
     let jobs = fio::parse_str(job, job_name).map_err(|e| e.to_string())?;
-    let out = machine::run(cfg, &jobs, opts, progress)?;
+    let out = crate::run::run(cfg, &jobs, opts, progress)?;
     let mut s = String::new();
     crate::report::fio_json::write_json(&mut s, &out.report, false);
     let v = serde_json::from_str(&s).map_err(|e| format!("internal: fio JSON did not parse: {e}"))?;

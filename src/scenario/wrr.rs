@@ -12,7 +12,7 @@
 
 use super::{jobs_named, row_with, slug, write};
 use crate::config::{self, BufferGrant, MachineConfig};
-use crate::machine::{self, Precondition, RunOptions};
+use crate::machine::{Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -153,7 +153,7 @@ impl Ctx<'_> {
     }
 
     /// Run, keep the inputs under jobs/ and configs/, return fio's JSON and the run.
-    fn run(&self, stem: &str, cfg_text: &str, job: &str, seed: u64) -> Result<(Value, machine::RunOutput), String> {
+    fn run(&self, stem: &str, cfg_text: &str, job: &str, seed: u64) -> Result<(Value, crate::run::RunOutput), String> {
         write(self.dir, &format!("jobs/{stem}.fio"), job)?;
         write(self.dir, &format!("configs/{stem}.toml"), cfg_text)?;
         let cfg: MachineConfig = config::load_machine(Some((&format!("configs/{stem}.toml"), cfg_text)), None, None)?;

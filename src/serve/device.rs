@@ -9,10 +9,10 @@
 //! time, so the real-time loop and the tests drive the same code.
 
 use crate::config::{ArbitrationMechanism, MachineConfig};
-use crate::machine::{Event, Queue};
 use crate::nvme::arbitration::QPrio;
 use crate::nvme::controller::Controller;
 use crate::nvme::{Cqe, HostPort, Sqe};
+use crate::sim::{Event, Queue};
 use crate::sim::{EventQueue, Ns, Slab};
 use crate::ssd::{Precondition, Ssd, SsdOutput};
 use crate::workload::{Ddir, IoPrio};

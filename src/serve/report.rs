@@ -8,8 +8,8 @@ use super::device::{qprio_of, Device};
 use super::nbd::{self, ExportInfo};
 use super::store::Store;
 use super::ServeOptions;
-use crate::report::hist::Hist;
 use crate::sim::Ns;
+use crate::stats::hist::Hist;
 use crate::workload::fio::DEFAULT_PERCENTILES;
 use crate::workload::{Ddir, IoPrio};
 use serde_json::{json, Map, Value};
@@ -175,7 +175,7 @@ impl Summary {
     pub(super) fn finish(&mut self, end: Ns, d: &Device, store: &Store) {
         self.end_ns = end;
         let c = &d.ctrl;
-        let mut dev = crate::report::results::device_json(&self.device_name, c, d.ssd.as_ref(), end);
+        let mut dev = crate::run::device_json(&self.device_name, c, d.ssd.as_ref(), end);
         let obj = dev.as_object_mut().expect("the device block is an object");
         obj.insert("util_pct".into(), json!(c.busy_fraction(end) * 100.0));
         obj.insert("memory_store_bytes".into(), json!(store.resident_bytes()));

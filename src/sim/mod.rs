@@ -1,13 +1,18 @@
 //! Discrete-event engine: integer-nanosecond time, one event queue ordered by
 //! (time, sequence number), seeded RNG streams and a slab for requests.
 //!
-//! Events are a plain enum owned by the caller (`machine/`), so the queue is
-//! generic and allocation-free per event once it has grown to the working set.
+//! Events are one plain enum ([`Event`], `event.rs`) that every layer
+//! schedules; the queue itself is generic and allocation-free per event once
+//! it has grown to the working set.
 
+mod event;
+mod io;
 mod queue;
 mod rng;
 mod slab;
 
+pub use event::{Event, Queue};
+pub use io::{Ddir, IoPrio};
 pub use queue::EventQueue;
 pub use rng::{stream_seed, Rng};
 pub use slab::Slab;

@@ -11,7 +11,7 @@ use super::flash::{Channel, Die, FlashOp, OpKind, SuspendPhase};
 use super::ftl::{FlashGeometry, Ftl};
 use super::readahead::{Claim, ReadAhead};
 use crate::config::{DieSchedulerKind, GcConfig, SsdConfig, SuspendConfig};
-use crate::machine::Event;
+use crate::sim::Event;
 use crate::sim::{transfer_ns, EventQueue, Ns};
 use std::collections::BTreeMap;
 

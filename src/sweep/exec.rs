@@ -9,7 +9,7 @@
 
 use super::spec::{PlannedRun, Sweep, Value};
 use super::table::{Cell, ColType, Table};
-use crate::report::hist::Hist;
+use crate::stats::hist::Hist;
 use serde_json::Value as J;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

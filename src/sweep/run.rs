@@ -6,8 +6,9 @@
 //! give the same bytes.
 
 use crate::config::{self, ArbitrationMechanism};
-use crate::machine::{self, Precondition, RunOptions, RunOutput};
+use crate::machine::{Precondition, RunOptions};
 use crate::report;
+use crate::run::RunOutput;
 use crate::workload::{fio, IoPrio};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -125,7 +126,7 @@ pub fn parse_ionice(s: &str) -> Result<IoPrio, String> {
 impl RunSpec {
     /// Parse, build and simulate. Errors are the CLI's messages (they name
     /// the file, line and option, or the flag and its value).
-    pub fn simulate(&self, progress: &mut machine::Progress) -> Result<RunOutput, String> {
+    pub fn simulate(&self, progress: &mut crate::run::Progress) -> Result<RunOutput, String> {
         self.simulate_with(self.options()?, progress)
     }
 
@@ -191,7 +192,7 @@ impl RunSpec {
     }
 
     /// As `simulate`, with engine options the flags cannot express (the CLI's occupancy log).
-    pub fn simulate_with(&self, opts: RunOptions, progress: &mut machine::Progress) -> Result<RunOutput, String> {
+    pub fn simulate_with(&self, opts: RunOptions, progress: &mut crate::run::Progress) -> Result<RunOutput, String> {
         let cfg = self.machine_config()?;
         self.simulate_on(cfg, opts, progress)
     }
@@ -201,7 +202,7 @@ impl RunSpec {
         &self,
         cfg: config::MachineConfig,
         opts: RunOptions,
-        progress: &mut machine::Progress,
+        progress: &mut crate::run::Progress,
     ) -> Result<RunOutput, String> {
         let mut host_jobs = self.host_jobs(&cfg)?;
         if let (Some(p), Some(jobs)) = (&self.ionice, host_jobs.as_mut()) {
@@ -226,7 +227,7 @@ impl RunSpec {
                 None => fio::parse_file(&dir.join(name)).map_err(|e| e.to_string()),
             })?
         };
-        machine::run(cfg, &jobs, &opts, progress)
+        crate::run::run(cfg, &jobs, &opts, progress)
     }
 
     /// The run flags as the engine's options.

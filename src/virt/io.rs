@@ -6,23 +6,36 @@
 //! interrupt on its vCPU completes the requests and wakes their threads.
 
 use super::{IoThreadState as S, Vms};
-use crate::host::Host;
-use crate::machine::{Event, Queue};
+use crate::host::cpu::Placement;
+use crate::host::{Guests, Host};
 use crate::sim::Ns;
+use crate::sim::{Event, Queue};
 
-impl Vms {
+/// The host sees the VMs through [`Guests`]: guest threads' bios enter the
+/// guest block layer here, and host completions of IOThread requests come
+/// back here.
+impl Guests for Vms {
+    fn vm_count(&self) -> usize {
+        self.vms.len()
+    }
+
+    fn vm_vcpus(&self, vm: u32) -> (&str, u32, u32) {
+        let rt = &self.vms[vm as usize];
+        (&rt.name, rt.first_vcpu, rt.vcpus)
+    }
+
+    fn vcpu_cpu(&self, vcpu: u32) -> u32 {
+        self.vcpus[vcpu as usize].placement.cpu
+    }
+
+    fn vcpu_placement(&mut self, vcpu: u32) -> &mut Placement {
+        &mut self.vcpus[vcpu as usize].placement
+    }
+
     /// A guest bio from thread `t` enters the guest block layer on its vCPU
     /// (host core `cpu`): it takes a tag of its virtqueue (one ring
     /// descriptor chain). Err(time) when the thread must sleep for one.
-    pub fn guest_submit(
-        &mut self,
-        cur: Ns,
-        cpu: u32,
-        t: u32,
-        r: u32,
-        host: &mut Host,
-        q: &mut Queue,
-    ) -> Result<Ns, Ns> {
+    fn guest_submit(&mut self, cur: Ns, cpu: u32, t: u32, r: u32, host: &mut Host, q: &mut Queue) -> Result<Ns, Ns> {
         let (vcpu, vdisk) = host.thread_vcpu(t).expect("a guest thread");
         let vm = self.vcpus[vcpu as usize].vm;
         let vq = self.queue_for(vm, vdisk, vcpu);
@@ -40,7 +53,7 @@ impl Vms {
     /// by the vCPUs of this virtqueue), virtio_queue_rq under the virtqueue
     /// lock, the avail ring, and a notify if the IOThread sleeps. Returns
     /// when the submitting syscall returns in the guest.
-    pub fn guest_submit_with_tag(&mut self, mut cur: Ns, cpu: u32, r: u32, host: &mut Host, q: &mut Queue) -> Ns {
+    fn guest_submit_with_tag(&mut self, mut cur: Ns, cpu: u32, r: u32, host: &mut Host, q: &mut Queue) -> Ns {
         let c = host.costs();
         let v = self.ns;
         let vq = host.request(r).vq as usize;
@@ -71,13 +84,26 @@ impl Vms {
 
     /// A host AIO completion of guest request `r` (of virtqueue `vq`)
     /// reaches its IOThread.
-    pub fn iothread_aio_complete(&mut self, at: Ns, vq: u32, r: u32, from_cpu: u32, ipi_ns: Ns, q: &mut Queue) {
+    fn iothread_aio_complete(&mut self, at: Ns, vq: u32, r: u32, from_cpu: u32, ipi_ns: Ns, q: &mut Queue) {
         let i = self.vqs[vq as usize].iothread as usize;
         self.iothreads[i].completed.push_back((r, at));
         // Polling reads the AIO ring (QEMU's linux-aio poll handler); asleep, the eventfd wakes it.
         self.iothread_notify(at, i, from_cpu, 0, ipi_ns, q);
     }
 
+    /// A host tag freed at `at` goes to IOThread request `r` (of virtqueue
+    /// `vq`): the IOThread, asleep in io_submit, wakes.
+    fn iothread_tag_granted(&mut self, at: Ns, vq: u32, r: u32, from_cpu: u32, ipi_ns: Ns, q: &mut Queue) {
+        let i = self.vqs[vq as usize].iothread as usize;
+        let iot = &mut self.iothreads[i];
+        debug_assert_eq!(iot.tag_req, Some(r));
+        iot.state = S::Waking;
+        let ipi = if iot.cpu != from_cpu { ipi_ns } else { 0 };
+        q.schedule(at + ipi, Event::IoThreadRun { iot: i as u32 });
+    }
+}
+
+impl Vms {
     /// New work for IOThread `i` at `at` from `from_cpu`. Running, about to
     /// run or waiting for a tag: it will find the work (notifications are
     /// suppressed meanwhile). Polling: it sees the work at once. Asleep: it
@@ -101,17 +127,6 @@ impl Vms {
                 true
             }
         }
-    }
-
-    /// A host tag freed at `at` goes to IOThread request `r` (of virtqueue
-    /// `vq`): the IOThread, asleep in io_submit, wakes.
-    pub fn iothread_tag_granted(&mut self, at: Ns, vq: u32, r: u32, from_cpu: u32, ipi_ns: Ns, q: &mut Queue) {
-        let i = self.vqs[vq as usize].iothread as usize;
-        let iot = &mut self.iothreads[i];
-        debug_assert_eq!(iot.tag_req, Some(r));
-        iot.state = S::Waking;
-        let ipi = if iot.cpu != from_cpu { ipi_ns } else { 0 };
-        q.schedule(at + ipi, Event::IoThreadRun { iot: i as u32 });
     }
 
     /// One pass of IOThread `i`'s event loop on its host CPU: finish a

@@ -18,53 +18,13 @@
 
 mod io;
 
-use crate::config::{MachineConfig, VcpuPlacement, VirtqueueLayout, VmConfig};
+use crate::config::{MachineConfig, VcpuPlacement, VirtqueueLayout};
 use crate::host::block::WaitPool;
 use crate::host::cpu::{Core, Lock, Placement, Topology};
 use crate::sim::{Ns, Rng};
 use crate::workload::fio::FioJobFile;
 use crate::workload::IoPrio;
 use std::collections::VecDeque;
-
-/// Checks of one `[[vm]]` table that need no machine (the CPU numbers are
-/// checked against the host when the machine is built).
-pub fn check_config(vm: &VmConfig) -> Result<(), String> {
-    if vm.vcpus == 0 {
-        return Err("vcpus must be at least 1".into());
-    }
-    if vm.cpus.is_empty() {
-        return Err("cpus must name the host CPUs the vCPUs run on".into());
-    }
-    if vm.vcpu_placement == VcpuPlacement::Pinned && vm.cpus.len() < vm.vcpus as usize {
-        return Err(format!(
-            "{} vCPUs pinned but cpus names {} host CPUs (one per vCPU needed)",
-            vm.vcpus,
-            vm.cpus.len()
-        ));
-    }
-    if vm.iothread_cpus.is_empty() {
-        return Err("iothread_cpus must name at least one host CPU (one IOThread each)".into());
-    }
-    // VIRTIO 1.1 2.6: a split virtqueue's size is a power of 2, at most 32768.
-    if !vm.queue_size.is_power_of_two() || vm.queue_size > 32768 || vm.queue_size < 2 {
-        return Err(format!(
-            "queue_size = {}: a split virtqueue's size is a power of 2 from 2 to 32768",
-            vm.queue_size
-        ));
-    }
-    IoPrio::parse(&vm.iothread_ioprio).map_err(|e| format!("iothread_ioprio: {e}"))?;
-    let mut names: Vec<&str> = Vec::new();
-    for d in &vm.disks {
-        if names.contains(&d.name.as_str()) {
-            return Err(format!("two disks named '{}'", d.name));
-        }
-        if d.size_bytes == Some(0) {
-            return Err(format!("disk '{}': size_bytes must be positive", d.name));
-        }
-        names.push(&d.name);
-    }
-    Ok(())
-}
 
 /// The host's job file with every VM's guest jobs appended. Guest jobs are
 /// renamed `VM/JOB`, get reporting groups of their own after the host's,
@@ -118,54 +78,6 @@ host's block device only (a guest's flushes through virtio-blk and QEMU are not 
             next_group = next_group.max(j.groupid + 1);
             out.jobs.push(j);
         }
-    }
-    Ok(out)
-}
-
-/// Each VM's disks as (name, base, length) in the device namespace: laid out
-/// in order from LBA 0, VM after VM; a disk without a size gets an equal
-/// share of what the sized ones leave. A VM without disks has one, `vda`.
-/// A virtual disk's (name, base, length) in the device namespace.
-pub type DiskExtent = (String, u64, u64);
-
-pub fn disk_layout(vms: &[VmConfig], namespace: u64) -> Result<Vec<Vec<DiskExtent>>, String> {
-    let lists: Vec<Vec<(String, Option<u64>)>> = vms
-        .iter()
-        .map(|vm| {
-            if vm.disks.is_empty() {
-                vec![("vda".to_string(), None)]
-            } else {
-                vm.disks.iter().map(|d| (d.name.clone(), d.size_bytes)).collect()
-            }
-        })
-        .collect();
-    let sized: u64 = lists.iter().flatten().filter_map(|d| d.1).sum();
-    let n_unsized = lists.iter().flatten().filter(|d| d.1.is_none()).count() as u64;
-    if sized > namespace || (n_unsized > 0 && sized == namespace) {
-        return Err(format!(
-            "the VMs' disks need {sized} bytes{} but the device's namespace has {namespace}",
-            if n_unsized > 0 {
-                " plus room for the unsized ones"
-            } else {
-                ""
-            }
-        ));
-    }
-    // Equal shares, 1 MiB aligned as a partitioning tool would.
-    let share = (namespace - sized).checked_div(n_unsized).unwrap_or(0) & !((1 << 20) - 1);
-    let mut base = 0u64;
-    let mut out = Vec::new();
-    for list in lists {
-        let mut v = Vec::new();
-        for (name, size) in list {
-            let len = size.unwrap_or(share);
-            if len == 0 {
-                return Err(format!("disk '{name}' would be empty: give the disks sizes"));
-            }
-            v.push((name, base, len));
-            base += len;
-        }
-        out.push(v);
     }
     Ok(out)
 }
@@ -326,13 +238,13 @@ impl Vms {
             ns: VirtNs::new(&cfg.host.virt, cfg.host.clock_ghz),
             scratch: Vec::new(),
         };
-        let disks = disk_layout(&cfg.vms, namespace)?;
+        let disks = crate::workload::files::disk_layout(&cfg.vms, namespace)?;
         let nr = topo.nr_cpus();
         let hctx_lines = cfg.host.costs.hctx_shared_lines;
         let disk_stats_lines = cfg.host.costs.disk_stats_shared_lines;
         let ring_lines = cfg.host.virt.vring_shared_lines;
         for (vi, vm) in cfg.vms.iter().enumerate() {
-            check_config(vm).map_err(|e| format!("vm '{}': {e}", vm.name))?;
+            crate::config::check_vm(vm).map_err(|e| format!("vm '{}': {e}", vm.name))?;
             for &c in vm.cpus.iter().chain(&vm.iothread_cpus) {
                 if c >= nr {
                     return Err(format!(

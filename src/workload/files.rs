@@ -102,7 +102,7 @@ pub type GuestExtent = (u64, u64, u32);
 /// NAME (whole), and regular files are laid out on its first disk, as a
 /// guest file system there would. Returns (base, length, disk index) in the
 /// device namespace per job and clone.
-pub fn layout_guest(jobs: &FioJobFile, disks: &[crate::virt::DiskExtent]) -> Result<Vec<Vec<GuestExtent>>, String> {
+pub fn layout_guest(jobs: &FioJobFile, disks: &[DiskExtent]) -> Result<Vec<Vec<GuestExtent>>, String> {
     let (_, base0, len0) = &disks[0];
     let files = layout(jobs, *len0)?;
     let mut out = Vec::with_capacity(jobs.jobs.len());
@@ -157,7 +157,7 @@ pub fn job_extents(
     let mut host = layout(&subset(None), namespace)?.into_iter();
     let mut guest = Vec::new();
     if !cfg.vms.is_empty() {
-        for (vi, disks) in crate::virt::disk_layout(&cfg.vms, namespace)?.iter().enumerate() {
+        for (vi, disks) in disk_layout(&cfg.vms, namespace)?.iter().enumerate() {
             let f = subset(Some(vi as u32));
             let l = layout_guest(&f, disks).map_err(|e| format!("vm '{}': {e}", cfg.vms[vi].name))?;
             guest.push(l.into_iter());
@@ -179,6 +179,54 @@ pub fn job_extents(
         }
     }
     Ok((ext, disk))
+}
+
+/// A virtual disk's (name, base, length) in the device namespace.
+pub type DiskExtent = (String, u64, u64);
+
+/// Each VM's disks as (name, base, length) in the device namespace: laid out
+/// in order from LBA 0, VM after VM; a disk without a size gets an equal
+/// share of what the sized ones leave. A VM without disks has one, `vda`.
+pub fn disk_layout(vms: &[crate::config::VmConfig], namespace: u64) -> Result<Vec<Vec<DiskExtent>>, String> {
+    let lists: Vec<Vec<(String, Option<u64>)>> = vms
+        .iter()
+        .map(|vm| {
+            if vm.disks.is_empty() {
+                vec![("vda".to_string(), None)]
+            } else {
+                vm.disks.iter().map(|d| (d.name.clone(), d.size_bytes)).collect()
+            }
+        })
+        .collect();
+    let sized: u64 = lists.iter().flatten().filter_map(|d| d.1).sum();
+    let n_unsized = lists.iter().flatten().filter(|d| d.1.is_none()).count() as u64;
+    if sized > namespace || (n_unsized > 0 && sized == namespace) {
+        return Err(format!(
+            "the VMs' disks need {sized} bytes{} but the device's namespace has {namespace}",
+            if n_unsized > 0 {
+                " plus room for the unsized ones"
+            } else {
+                ""
+            }
+        ));
+    }
+    // Equal shares, 1 MiB aligned as a partitioning tool would.
+    let share = (namespace - sized).checked_div(n_unsized).unwrap_or(0) & !((1 << 20) - 1);
+    let mut base = 0u64;
+    let mut out = Vec::new();
+    for list in lists {
+        let mut v = Vec::new();
+        for (name, size) in list {
+            let len = size.unwrap_or(share);
+            if len == 0 {
+                return Err(format!("disk '{name}' would be empty: give the disks sizes"));
+            }
+            v.push((name, base, len));
+            base += len;
+        }
+        out.push(v);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

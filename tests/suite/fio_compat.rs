@@ -5,7 +5,7 @@
 //! not depend on them.
 
 use nvmesim::config;
-use nvmesim::machine::{self, RunOptions};
+use nvmesim::machine::RunOptions;
 use nvmesim::report::shape::shape_diff;
 use nvmesim::workload::fio;
 use std::path::PathBuf;
@@ -71,7 +71,7 @@ fn json_has_every_key_real_fio_writes() {
             }
         };
         let cfg = config::load_machine(None, None, None).unwrap();
-        let out = machine::run(cfg, &jobs, &RunOptions::default(), &mut |_, _| {}).unwrap();
+        let out = nvmesim::run::run(cfg, &jobs, &RunOptions::default(), &mut |_, _| {}).unwrap();
         for (suffix, plus) in [("json", false), ("jsonplus.json", true)] {
             let rp = dir.join(format!("{stem}.{suffix}"));
             if !rp.exists() {

@@ -13,7 +13,7 @@
 use super::fio_timing::run;
 use nvmesim::config;
 use nvmesim::machine::{Machine, RunOptions};
-use nvmesim::report::stats::JobStats;
+use nvmesim::stats::JobStats;
 use nvmesim::virt;
 use nvmesim::workload::fio;
 use serde_json::Value;

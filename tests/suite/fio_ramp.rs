@@ -12,7 +12,7 @@
 //! 3.33's on the same job files (libaio on a file on this machine's disk).
 
 use nvmesim::config;
-use nvmesim::machine::{self, RunOptions};
+use nvmesim::machine::RunOptions;
 use nvmesim::report::{fio_json, fio_text, logs, terse};
 use nvmesim::workload::fio;
 use serde_json::Value;
@@ -22,7 +22,7 @@ const GLOBAL: &str = "[global]\nioengine=libaio\ndirect=1\nfilename=/dev/nvme0n1
 fn run(job: &str) -> nvmesim::report::fio_json::RunReport {
     let jobs = fio::parse_str(&format!("{GLOBAL}{job}"), "ramp.fio").unwrap();
     let cfg = config::load_machine(None, None, None).unwrap();
-    machine::run(cfg, &jobs, &RunOptions::default(), &mut |_, _| {})
+    nvmesim::run::run(cfg, &jobs, &RunOptions::default(), &mut |_, _| {})
         .unwrap()
         .report
 }

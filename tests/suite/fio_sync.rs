@@ -6,7 +6,7 @@
 //! flush itself, so only host CPU is added.
 
 use nvmesim::config::{self, MachineConfig};
-use nvmesim::machine::{self, Machine, Precondition, RunOptions};
+use nvmesim::machine::{Machine, Precondition, RunOptions};
 use nvmesim::sim::Ns;
 use nvmesim::workload::fio;
 
@@ -180,7 +180,7 @@ fn same_seed_gives_the_same_bytes() {
             seed,
             ..RunOptions::default()
         };
-        let out = machine::run(volatile(), &jobs, &opts, &mut |_, _| {}).unwrap();
+        let out = nvmesim::run::run(volatile(), &jobs, &opts, &mut |_, _| {}).unwrap();
         let mut s = String::new();
         nvmesim::report::fio_json::write_json(&mut s, &out.report, true);
         nvmesim::report::fio_text::write_normal(&mut s, &out.report);

@@ -26,7 +26,7 @@
 //!   lines (regen.sh lays the file out beforehand, so there are none).
 
 use nvmesim::config;
-use nvmesim::machine::{self, RunOptions};
+use nvmesim::machine::RunOptions;
 use nvmesim::report::fio_text;
 use nvmesim::workload::fio;
 use std::path::{Path, PathBuf};
@@ -69,7 +69,7 @@ fn nvmesim_normal(job: &Path) -> String {
     // The sourced 750: the depth distributions compared below are timing-dependent,
     // and the reference lines were checked against this drive's timing.
     let cfg = config::load_machine(None, None, Some("intel-750-400g-sourced")).unwrap();
-    let out = machine::run(cfg, &jobs, &RunOptions::default(), &mut |_, _| {}).unwrap();
+    let out = nvmesim::run::run(cfg, &jobs, &RunOptions::default(), &mut |_, _| {}).unwrap();
     let mut s = String::new();
     fio_text::write_normal_header(&mut s, &out.report);
     fio_text::write_normal(&mut s, &out.report);
@@ -444,7 +444,7 @@ fn log_rows_are_the_ones_fio_writes() {
     let job = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/fio-reference/latlog-zipf.fio");
     let jobs = fio::parse_str(&read(&job), &job.display().to_string()).unwrap();
     let cfg = config::load_machine(None, None, None).unwrap();
-    let out = machine::run(cfg, &jobs, &RunOptions::default(), &mut |_, _| {}).unwrap();
+    let out = nvmesim::run::run(cfg, &jobs, &RunOptions::default(), &mut |_, _| {}).unwrap();
     let s = &out.report.jobs[0].stats;
     let logs = job.parent().unwrap().join("logs");
     for (kind, rows) in [

@@ -6,7 +6,7 @@
 
 use nvmesim::config::{self, MachineConfig};
 use nvmesim::machine::{Machine, Precondition, RunOptions};
-use nvmesim::report::stats::JobStats;
+use nvmesim::stats::JobStats;
 use nvmesim::workload::fio;
 use nvmesim::workload::Ddir;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@
 //! reruns alike (`NVMESIM_FUZZ_CASES=N` changes the count).
 
 use nvmesim::config;
-use nvmesim::config::precheck;
+use nvmesim::machine::precheck;
 use nvmesim::machine::{Machine, Precondition, RunOptions};
 use nvmesim::workload::fio;
 use rand_core::{RngCore, SeedableRng};

@@ -114,8 +114,8 @@ fn urgent_max_level_picks_urgent_requests_by_level_within_the_class() {
 // It measures the load over one window common to every variant, read from
 // the load's cumulative statistics at status ticks (`LatWindows`).
 
-use nvmesim::machine::RunOutput;
-use nvmesim::report::window::LatWindows;
+use nvmesim::run::window::LatWindows;
+use nvmesim::run::RunOutput;
 
 const TICK_NS: u64 = 1_000_000;
 
@@ -131,7 +131,7 @@ fn watched(job: &str, end_with: &[&str], hmb: &str) -> (LatWindows, RunOutput) {
         ..RunOptions::default()
     };
     let mut w = LatWindows::new("load", TICK_NS);
-    let out = nvmesim::machine::run(cfg, &jobs, &opts, &mut |live, now| w.record(live, now)).unwrap();
+    let out = nvmesim::run::run(cfg, &jobs, &opts, &mut |live, now| w.record(live, now)).unwrap();
     (w, out)
 }
 

@@ -3,7 +3,7 @@
 //! effects, and write amplification with and without GC.
 
 use nvmesim::config::{self, MachineConfig};
-use nvmesim::machine::{self, Machine, Precondition, RunOptions};
+use nvmesim::machine::{Machine, Precondition, RunOptions};
 use nvmesim::workload::fio;
 
 fn tiny() -> MachineConfig {
@@ -78,7 +78,7 @@ fn json_without_timestamps(cfg: MachineConfig, job: &str, seed: u64) -> String {
         seed,
         ..RunOptions::default()
     };
-    let out = machine::run(cfg, &jobs, &opts, &mut |_, _| {}).unwrap();
+    let out = nvmesim::run::run(cfg, &jobs, &opts, &mut |_, _| {}).unwrap();
     let mut s = String::new();
     nvmesim::report::fio_json::write_json(&mut s, &out.report, true);
     s.lines()
@@ -103,7 +103,7 @@ fn read_iops(cfg: &MachineConfig, depth: u32, jobs_n: u32) -> f64 {
         "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=100ms\nramp_time=10ms\n[r]\nrw=randread\nbs=4k\niodepth={depth}\nnumjobs={jobs_n}\ngroup_reporting=1\n"
     );
     let jobs = fio::parse_str(&job, "t.fio").unwrap();
-    let out = machine::run(cfg.clone(), &jobs, &RunOptions::default(), &mut |_, _| {}).unwrap();
+    let out = nvmesim::run::run(cfg.clone(), &jobs, &RunOptions::default(), &mut |_, _| {}).unwrap();
     let mut s = String::new();
     nvmesim::report::fio_json::write_json(&mut s, &out.report, false);
     let v: serde_json::Value = serde_json::from_str(&s).unwrap();
@@ -247,7 +247,7 @@ fn page_type_read_times_split_qd1_latency_into_lower_and_upper_pages() {
             precondition: Precondition::Sequential,
             ..RunOptions::default()
         };
-        let out = machine::run(cfg, &jobs, &opts, &mut |_, _| {}).unwrap();
+        let out = nvmesim::run::run(cfg, &jobs, &opts, &mut |_, _| {}).unwrap();
         let h = &out.report.jobs[0].stats.dirs[0].clat_hist;
         (h.percentiles(&[25.0, 75.0]), out.report.jobs[0].stats.dirs[0].clat.mean)
     };
@@ -277,7 +277,7 @@ fn page_type_tables_are_checked() {
         n.read_ns_by_page_type = reads;
         n.program_ns_by_page_type = progs;
         n.pages_per_program = ppp;
-        let e = machine::run(cfg, &job, &RunOptions::default(), &mut |_, _| {})
+        let e = nvmesim::run::run(cfg, &job, &RunOptions::default(), &mut |_, _| {})
             .err()
             .unwrap();
         assert!(e.contains(want), "{e}");

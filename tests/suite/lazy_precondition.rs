@@ -5,7 +5,8 @@
 //! state at the end once the lazy one is built whole.
 
 use nvmesim::config::{self, MachineConfig};
-use nvmesim::machine::{Live, Machine, Precondition, RunOptions};
+use nvmesim::machine::{Machine, Precondition, RunOptions};
+use nvmesim::run::Live;
 use nvmesim::workload::fio;
 
 /// 2 channels x 2 dies x 2 planes x 40 blocks of 576 16-KiB TLC pages: 2,304

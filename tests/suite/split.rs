@@ -4,7 +4,7 @@
 //! outstanding is an error naming where the requests are, never a result.
 
 use nvmesim::config::{self, MachineConfig};
-use nvmesim::machine::{self, Machine, Precondition, RunOptions};
+use nvmesim::machine::{Machine, Precondition, RunOptions};
 use nvmesim::workload::fio;
 
 fn tiny(cache_bytes: u64) -> MachineConfig {
@@ -83,7 +83,7 @@ fn a_run_that_cannot_drain_is_an_error_naming_the_layer() {
 
     // The path every run takes (nvmesim run, sweeps, Python) refuses this
     // set-up before building the drive.
-    let err = machine::run(tiny(1 << 20), &jobs, &RunOptions::default(), &mut |_, _| {})
+    let err = nvmesim::run::run(tiny(1 << 20), &jobs, &RunOptions::default(), &mut |_, _| {})
         .err()
         .expect("a stuck run is not a result");
     assert!(

@@ -11,9 +11,10 @@ mod per_core;
 mod size_split;
 mod split;
 mod wrr;
+pub use crate::config::parse_ratio;
 pub use per_core::{spread_cpus, PerCore};
 pub use size_split::ReadSizeSplit;
-pub use split::{parse_ratio, DirectionSplit};
+pub use split::DirectionSplit;
 pub use wrr::{qprio_of_class, WrrAffinity, WrrIoprio};
 
 use crate::host::cpu::Topology;

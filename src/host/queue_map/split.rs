@@ -36,18 +36,6 @@ pub struct DirectionSplit {
     sw_per_hw: bool,
 }
 
-/// Parse "R:W" (e.g. "3:1") into (R, W), both positive.
-pub fn parse_ratio(s: &str) -> Result<(u32, u32), String> {
-    let bad = || format!("read_write_ratio '{s}': expected READ:WRITE with positive integers, e.g. \"3:1\"");
-    let (r, w) = s.split_once(':').ok_or_else(bad)?;
-    let r: u32 = r.trim().parse().map_err(|_| bad())?;
-    let w: u32 = w.trim().parse().map_err(|_| bad())?;
-    if r == 0 || w == 0 {
-        return Err(bad());
-    }
-    Ok((r, w))
-}
-
 impl DirectionSplit {
     /// `reads_first`: the read group takes the lower queue numbers.
     fn new(name: &'static str, topo: &Topology, reads: u32, others: u32, reads_first: bool, sw_per_hw: bool) -> Self {
@@ -201,15 +189,6 @@ mod tests {
                 m.hw_queue(5, Ddir::Write, IoPrio::NONE)
             );
             assert_eq!(m.sw_queue(5, Ddir::Read, IoPrio::NONE), 5);
-        }
-    }
-
-    #[test]
-    fn ratios_parse_or_fail_clearly() {
-        assert_eq!(parse_ratio("3:1"), Ok((3, 1)));
-        assert_eq!(parse_ratio(" 1 : 3 "), Ok((1, 3)));
-        for bad in ["3", "3:0", "a:b", "-1:2", ""] {
-            assert!(parse_ratio(bad).unwrap_err().contains("READ:WRITE"), "{bad}");
         }
     }
 

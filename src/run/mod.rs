@@ -1,14 +1,19 @@
-//! Turning a finished machine into fio's report structures plus the
-//! simulator's own figures (under the top-level `nvmesim` key).
+//! A run: checks the jobs against the machine, builds the machine, drives
+//! its event loop with a progress callback, and turns the finished machine
+//! into fio's report structures plus the simulator's own figures (under the
+//! top-level `nvmesim` key). `report/` formats those structures.
+
+pub mod window;
 
 use crate::config::MachineConfig;
-use crate::machine::{Machine, RunOptions};
+use crate::machine::{Machine, OccupancySample, Precondition, RunOptions};
 use crate::nvme::controller::Controller;
 use crate::report::fio_json::{DiskUtil, JobResult, RunReport};
 use crate::sim::{Ns, NS_PER_MS, NS_PER_SEC};
 use crate::ssd::Ssd;
 use crate::workload::fio::FioJobFile;
 use serde_json::{json, Value};
+use std::io::Write;
 
 /// What a run produced.
 pub struct RunOutput {
@@ -20,8 +25,12 @@ pub struct RunOutput {
     pub verify_failures: u64,
     pub verify_checks: u64,
     /// SQ occupancy samples (with `RunOptions::occupancy_interval_ns`).
-    pub occupancy: Vec<crate::machine::OccupancySample>,
+    pub occupancy: Vec<OccupancySample>,
 }
+
+/// A run's progress callback (see [`run`]): the running machine and its jobs
+/// (to read live statistics) and the simulated time.
+pub type Progress<'a> = dyn FnMut(&Live, Ns) + 'a;
 
 /// What the run's progress callback sees: the machine while it runs
 /// (`None` while it is being built and preconditioned) and the jobs.
@@ -29,7 +38,7 @@ pub struct Live<'a> {
     pub machine: Option<&'a Machine>,
     pub jobs: &'a FioJobFile,
     pub device: &'a str,
-    pub precondition: crate::machine::Precondition,
+    pub precondition: Precondition,
 }
 
 /// The figures of fio's progress line at one moment of a run.
@@ -122,9 +131,9 @@ pub fn run(
     cfg: MachineConfig,
     jobs: &FioJobFile,
     opts: &RunOptions,
-    progress: &mut crate::machine::Progress,
+    progress: &mut Progress,
 ) -> Result<RunOutput, String> {
-    crate::config::precheck::check(&cfg, jobs)?;
+    crate::machine::precheck::check(&cfg, jobs)?;
     let device = cfg.device.name.clone();
     fn live<'a>(machine: Option<&'a Machine>, jobs: &'a FioJobFile, device: &'a str, opts: &RunOptions) -> Live<'a> {
         Live {
@@ -163,13 +172,32 @@ pub fn run(
     })
 }
 
+/// Write SQ occupancy samples as CSV: `time_ms,sq,true_entries,host_estimate,unseen_completions`
+/// (sq is the NVMe queue id, 1-based).
+pub fn write_occupancy(path: &std::path::Path, rows: &[OccupancySample]) -> std::io::Result<()> {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+    writeln!(f, "time_ms,sq,true_entries,host_estimate,unseen_completions")?;
+    for r in rows {
+        writeln!(
+            f,
+            "{:.3},{},{},{},{}",
+            r.time_ns as f64 / 1e6,
+            r.sq + 1,
+            r.truth,
+            r.estimate,
+            r.unseen
+        )?;
+    }
+    f.flush()
+}
+
 /// Thread `ti`'s fio result: `(job, clone, groupid)` name it, `stats` are its figures.
 fn job_result(
     m: &Machine,
     jobs: &FioJobFile,
     ti: usize,
     (job, clone, groupid): (usize, u32, u32),
-    mut stats: crate::report::stats::JobStats,
+    mut stats: crate::stats::JobStats,
     end: Ns,
 ) -> JobResult {
     let spec = &jobs.jobs[job];

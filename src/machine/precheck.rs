@@ -89,7 +89,7 @@ fn regions_fit(cfg: &MachineConfig, jobs: &FioJobFile) -> Result<(), String> {
     let ext = crate::workload::files::layout(&host, namespace)?;
     sets.push((host, ext));
     if !cfg.vms.is_empty() {
-        if let Ok(disks) = crate::virt::disk_layout(&cfg.vms, namespace) {
+        if let Ok(disks) = crate::workload::files::disk_layout(&cfg.vms, namespace) {
             for (vi, d) in disks.iter().enumerate() {
                 let f = subset(Some(vi as u32));
                 if f.jobs.is_empty() {

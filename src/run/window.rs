@@ -7,7 +7,7 @@
 //! the mean latency of the I/Os that completed between two ticks. Nothing is
 //! added to the per-I/O path: these are the job statistics fio keeps anyway.
 
-use super::results::Live;
+use super::Live;
 use crate::sim::Ns;
 
 /// Cumulative latency totals of one job at every status tick.
