@@ -165,19 +165,13 @@ struct MachineArgs {
     /// [device.queue_map] policy; default per-core.
     #[arg(long, value_name = "POLICY")]
     queue_map: Option<String>,
-    /// Controller arbitration: auto (weighted round robin for wrr-* queue maps), round-robin, weighted-round-robin,
-    /// strict-priority.
-    /// Overrides [device.arbitration] mechanism.
-    #[arg(long, value_name = "MECH", value_parser = parse_mechanism)]
+    /// Controller arbitration. Overrides [device.arbitration] mechanism.
+    #[arg(long, value_name = "MECH", value_parser = cli::arbitration_values())]
     arbitration: Option<String>,
     /// Weighted round robin weights HIGH:MEDIUM:LOW in commands per round (1-256), as set by
     /// Set Features (Arbitration) before the run. Overrides [device.arbitration].
     #[arg(long, value_name = "H:M:L", value_parser = parse_weights)]
     weights: Option<String>,
-}
-
-fn parse_mechanism(s: &str) -> Result<String, String> {
-    nvmesim::sweep::run::parse_mechanism(s).map(|_| s.to_string())
 }
 
 fn parse_weights(s: &str) -> Result<String, String> {

@@ -353,7 +353,7 @@ impl TargetsFile {
             }
             let arbitration = get_str(t, "arbitration", &at)?;
             if let Some(a) = &arbitration {
-                crate::sweep::run::parse_mechanism(a).map_err(|e| format!("{at}: arbitration {e}"))?;
+                crate::config::MechanismChoice::parse(a).map_err(|e| format!("{at}: arbitration {e}"))?;
             }
             let weights = get_str(t, "weights", &at)?;
             if let Some(w) = &weights {

@@ -4,3 +4,14 @@ pub mod bench;
 pub mod calibrate;
 pub mod fio_args;
 pub mod serve;
+
+/// `--arbitration`'s values (`nvmesim run` and `serve`), from the one list
+/// of mechanisms, each with its alias and help (shown by `--help`).
+pub fn arbitration_values() -> clap::builder::PossibleValuesParser {
+    use clap::builder::PossibleValue;
+    let mut v = vec![PossibleValue::new("auto").help("weighted round robin for wrr-* queue maps, else round robin")];
+    for (_, name, alias, help) in nvmesim::config::Mechanism::ALL {
+        v.push(PossibleValue::new(name).help(help).aliases(alias));
+    }
+    clap::builder::PossibleValuesParser::new(v)
+}

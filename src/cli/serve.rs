@@ -65,8 +65,8 @@ pub struct ServeArgs {
     /// Device state at start: none, sequential, steady-state, sustained (as `nvmesim run`).
     #[arg(long, default_value = "steady-state", value_name = "STATE")]
     pub precondition: String,
-    /// Controller arbitration: auto, round-robin, weighted-round-robin, strict-priority (as `nvmesim run`).
-    #[arg(long, value_name = "MECH")]
+    /// Controller arbitration (as `nvmesim run`).
+    #[arg(long, value_name = "MECH", value_parser = super::arbitration_values())]
     pub arbitration: Option<String>,
     /// Weighted round robin weights HIGH:MEDIUM:LOW (as `nvmesim run`).
     #[arg(long, value_name = "H:M:L")]
@@ -119,7 +119,7 @@ pub fn cmd_serve(a: ServeArgs) -> Result<(), String> {
         arbitration: a
             .arbitration
             .as_deref()
-            .map(nvmesim::sweep::run::parse_mechanism)
+            .map(nvmesim::config::MechanismChoice::parse)
             .transpose()?,
         weights: a
             .weights

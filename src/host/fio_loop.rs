@@ -343,7 +343,7 @@ impl Host {
             }
             cur += bio_setup;
             self.threads[ti].sys_ns += bio_setup;
-            let hctx = self.map.hw_queue(cpu, io.ddir, io.prio, io.len);
+            let hctx = self.map.for_io(cpu, &io);
             let r = self.reqs.insert(Request::new(t, io, issue, hctx));
             if io.ddir == Ddir::Write && self.threads[ti].o_sync && self.vwc {
                 // O_SYNC: an asynchronous write is REQ_FUA (see thread.rs).

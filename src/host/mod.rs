@@ -18,6 +18,7 @@ pub mod nvme_driver;
 pub mod queue_map;
 pub mod submit;
 pub mod thread;
+mod thread_run;
 
 pub use block::blk_mq;
 pub use guests::Guests;
@@ -354,11 +355,9 @@ impl Host {
     /// An IOThread on `cpu` submits guest request `r` to the host block
     /// layer with its own I/O priority: the queue map picks the hctx.
     pub fn route_request(&mut self, r: u32, cpu: u32, prio: IoPrio) {
-        let io = self.reqs.get(r).io;
-        let hctx = self.map.hw_queue(cpu, io.ddir, prio, io.len);
         let req = self.reqs.get_mut(r);
         req.io.prio = prio;
-        req.hctx = hctx;
+        req.hctx = self.map.for_io(cpu, &req.io);
     }
     /// A guest request's submitting syscall returned at `at` in the guest.
     pub fn set_guest_submitted(&mut self, r: u32, at: Ns) {

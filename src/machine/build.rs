@@ -3,7 +3,7 @@
 //! controller.
 
 use super::engine::Machine;
-use crate::config::{ArbitrationMechanism, MachineConfig};
+use crate::config::{MachineConfig, MechanismChoice};
 use crate::host::cpu::{Core, Topology};
 use crate::host::{AdminCmd, Host, HostParts};
 use crate::nvme::arbitration;
@@ -24,7 +24,7 @@ pub struct RunOptions {
     /// Queue-map policy name; `None` takes the device config's `[device.queue_map]`.
     pub queue_map: Option<String>,
     /// Arbitration mechanism; `None` takes `[device.arbitration] mechanism`.
-    pub arbitration: Option<ArbitrationMechanism>,
+    pub arbitration: Option<MechanismChoice>,
     /// Weights high, medium, low in commands per round; `None` takes `[device.arbitration]`.
     pub weights: Option<(u32, u32, u32)>,
     /// Jobs (by name) whose end ends the run: when all their threads have

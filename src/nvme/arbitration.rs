@@ -27,7 +27,8 @@
 //! to fetch; round robin inside a class, the burst per visit, no weights.
 //! A backlogged high class starves medium and low completely.
 
-use crate::config::{ArbitrationMechanism, MachineConfig};
+pub use crate::config::Mechanism;
+use crate::config::{MachineConfig, MechanismChoice};
 
 /// A submission queue's priority, the QPRIO field of Create I/O Submission
 /// Queue (Dword 11 bits 2:1): 00b urgent, 01b high, 10b medium, 11b low.
@@ -50,16 +51,6 @@ impl QPrio {
             QPrio::Low => "low",
         }
     }
-}
-
-/// CC.AMS: the arbitration mechanism the host enabled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Mechanism {
-    #[default]
-    RoundRobin,
-    WeightedUrgent,
-    /// Not in the specification: see the module documentation.
-    StrictPriority,
 }
 
 /// The Arbitration feature (Feature Identifier 01h), in commands: `burst` is
@@ -228,7 +219,7 @@ impl Arbiter {
         debug_assert!(limit >= 1);
         let p = match self.mechanism {
             Mechanism::RoundRobin => self.pick_rr(admin, &ready, limit, nonempty),
-            Mechanism::WeightedUrgent => self.pick_wrr(admin, &ready, limit),
+            Mechanism::WeightedRoundRobin => self.pick_wrr(admin, &ready, limit),
             Mechanism::StrictPriority => self.pick_strict(admin, &ready, limit),
         }?;
         match p {
@@ -409,22 +400,20 @@ pub fn check_arbitration_values(
 pub fn setup(
     cfg: &MachineConfig,
     map_name: &str,
-    mechanism: Option<ArbitrationMechanism>,
+    mechanism: Option<MechanismChoice>,
     weights: Option<(u32, u32, u32)>,
 ) -> Result<(Mechanism, ArbitrationFeature), String> {
     let a = &cfg.device.arbitration;
     let dev = &cfg.device.name;
-    let mech = mechanism.unwrap_or(a.mechanism);
-    let mechanism = match mech {
+    let mechanism = match mechanism.unwrap_or(a.mechanism) {
         // The drivers that create priority queues enable WRR (the
         // HotStorage '17 patch; SPDK's arbitration example); stock Linux
         // leaves CC.AMS at round robin.
-        ArbitrationMechanism::Auto if map_name.starts_with("wrr-") => Mechanism::WeightedUrgent,
-        ArbitrationMechanism::Auto | ArbitrationMechanism::RoundRobin => Mechanism::RoundRobin,
-        ArbitrationMechanism::WeightedRoundRobin => Mechanism::WeightedUrgent,
-        ArbitrationMechanism::StrictPriority => Mechanism::StrictPriority,
+        MechanismChoice::Auto if map_name.starts_with("wrr-") => Mechanism::WeightedRoundRobin,
+        MechanismChoice::Auto => Mechanism::RoundRobin,
+        MechanismChoice::Is(m) => m,
     };
-    if mechanism == Mechanism::WeightedUrgent && !cfg.device.nvme.wrr_supported {
+    if mechanism == Mechanism::WeightedRoundRobin && !cfg.device.nvme.wrr_supported {
         return Err(format!(
             "device '{dev}' does not support weighted round robin arbitration (CAP.AMS bit 17 clear); \
 use a device that does (samsung-pm1725a) or set [device.nvme] wrr_supported = true to model one"
@@ -519,7 +508,7 @@ mod tests {
     fn admin_first_then_urgent_strictly_then_weighted() {
         // SQ 0 urgent, SQ 1 high, SQ 2 low; all backlogged, admin has 2.
         let mut a = Arbiter::new(
-            Mechanism::WeightedUrgent,
+            Mechanism::WeightedRoundRobin,
             feat(Some(4), 1, 1, 1),
             vec![QPrio::Urgent, QPrio::High, QPrio::Low],
         );
@@ -556,7 +545,7 @@ mod tests {
             QPrio::Medium,
             QPrio::Low,
         ];
-        let mut a = Arbiter::new(Mechanism::WeightedUrgent, feat(Some(4), 20, 12, 8), prios);
+        let mut a = Arbiter::new(Mechanism::WeightedRoundRobin, feat(Some(4), 20, 12, 8), prios);
         let q = RefCell::new(vec![1_000_000; 6]);
         let mut admin = 0;
         let p = run(&mut a, &mut admin, &q, 100_000, 1000);
@@ -607,7 +596,7 @@ mod tests {
     fn an_idle_class_leaves_its_share_to_the_others() {
         // Medium has no queue with work; high and low split 3:1.
         let mut a = Arbiter::new(
-            Mechanism::WeightedUrgent,
+            Mechanism::WeightedRoundRobin,
             feat(Some(1), 3, 5, 1),
             vec![QPrio::High, QPrio::Medium, QPrio::Low],
         );
@@ -652,7 +641,7 @@ mod tests {
         );
         // Under WRR with the same weights low gets a turn before medium is done.
         let mut w = Arbiter::new(
-            Mechanism::WeightedUrgent,
+            Mechanism::WeightedRoundRobin,
             feat(Some(2), 1, 1, 1),
             vec![QPrio::Low, QPrio::High, QPrio::Medium, QPrio::High],
         );
@@ -664,7 +653,7 @@ mod tests {
     #[test]
     fn new_weights_apply_from_the_next_round() {
         let mut a = Arbiter::new(
-            Mechanism::WeightedUrgent,
+            Mechanism::WeightedRoundRobin,
             feat(Some(1), 1, 1, 1),
             vec![QPrio::High, QPrio::Low],
         );

@@ -202,7 +202,7 @@ impl Controller {
         prios: Vec<QPrio>,
         cq_of: Vec<u32>,
         map_name: &str,
-        mechanism: Option<crate::config::ArbitrationMechanism>,
+        mechanism: Option<crate::config::MechanismChoice>,
         weights: Option<(u32, u32, u32)>,
     ) -> Result<Self, String> {
         let (mechanism, feature) = super::arbitration::setup(cfg, map_name, mechanism, weights)?;

@@ -527,7 +527,7 @@ fn vms_json(m: &Machine, end: Ns) -> Value {
 }
 
 fn arbitration_json(m: &Machine) -> Value {
-    use crate::nvme::arbitration::{Mechanism, QPrio};
+    use crate::nvme::arbitration::QPrio;
     let a = &m.ctrl().arbiter();
     let f = a.feature;
     let launched: serde_json::Map<String, Value> = QPrio::ALL
@@ -551,11 +551,7 @@ fn arbitration_json(m: &Machine) -> Value {
         })
         .collect();
     json!({
-        "mechanism": match a.mechanism {
-            Mechanism::RoundRobin => "round-robin",
-            Mechanism::WeightedUrgent => "weighted-round-robin",
-            Mechanism::StrictPriority => "strict-priority",
-        },
+        "mechanism": a.mechanism.name(),
         "burst": f.burst,
         "high_weight": f.high,
         "medium_weight": f.medium,

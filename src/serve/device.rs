@@ -8,7 +8,7 @@
 //! No wall clock here: [`Device::advance`] runs the model up to a simulated
 //! time, so the real-time loop and the tests drive the same code.
 
-use crate::config::{ArbitrationMechanism, MachineConfig};
+use crate::config::{MachineConfig, MechanismChoice};
 use crate::nvme::arbitration::QPrio;
 use crate::nvme::controller::Controller;
 use crate::nvme::{Cqe, HostPort, Sqe};
@@ -77,7 +77,7 @@ pub struct DeviceOptions {
     pub precondition: Precondition,
     pub verify: bool,
     pub seed: u64,
-    pub arbitration: Option<ArbitrationMechanism>,
+    pub arbitration: Option<MechanismChoice>,
     pub weights: Option<(u32, u32, u32)>,
 }
 

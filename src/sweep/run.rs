@@ -5,7 +5,7 @@
 //! task on another machine (which sees none of the driver's files) and
 //! give the same bytes.
 
-use crate::config::{self, ArbitrationMechanism};
+use crate::config::{self, MechanismChoice};
 use crate::machine::{Precondition, RunOptions};
 use crate::report;
 use crate::run::RunOutput;
@@ -85,19 +85,6 @@ pub struct RunSpec {
     /// fio `--section`: only these job sections run (empty: all).
     #[serde(default)]
     pub sections: Vec<String>,
-}
-
-/// `--arbitration`: auto, round-robin (rr), weighted-round-robin (wrr), strict-priority.
-pub fn parse_mechanism(s: &str) -> Result<ArbitrationMechanism, String> {
-    match s {
-        "auto" => Ok(ArbitrationMechanism::Auto),
-        "round-robin" | "rr" => Ok(ArbitrationMechanism::RoundRobin),
-        "weighted-round-robin" | "wrr" => Ok(ArbitrationMechanism::WeightedRoundRobin),
-        "strict-priority" => Ok(ArbitrationMechanism::StrictPriority),
-        _ => Err(format!(
-            "'{s}': expected auto, round-robin (rr), weighted-round-robin (wrr) or strict-priority"
-        )),
-    }
 }
 
 /// `--weights HIGH:MEDIUM:LOW`, each 1..=256 commands per round (the NVMe
@@ -241,7 +228,7 @@ impl RunSpec {
             verify: self.verify,
             queue_map: self.queue_map.clone(),
             arbitration: match &self.arbitration {
-                Some(a) => Some(parse_mechanism(a).map_err(|e| format!("--arbitration {e}"))?),
+                Some(a) => Some(MechanismChoice::parse(a).map_err(|e| format!("--arbitration {e}"))?),
                 None => None,
             },
             weights: match &self.weights {

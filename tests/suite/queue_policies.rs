@@ -72,7 +72,7 @@ fn wrr_ioprio_sends_each_class_to_its_priority_queue_and_shares_one_cq_per_set()
     }
     assert_eq!(
         m.ctrl().arbiter().mechanism,
-        nvmesim::nvme::arbitration::Mechanism::WeightedUrgent
+        nvmesim::nvme::arbitration::Mechanism::WeightedRoundRobin
     );
 }
 

@@ -19,7 +19,7 @@ pub use wrr::{qprio_of_class, WrrAffinity, WrrIoprio};
 
 use crate::host::cpu::Topology;
 use crate::nvme::arbitration::QPrio;
-use crate::workload::{Ddir, IoPrio};
+use crate::workload::{Ddir, Io, IoPrio};
 
 pub trait QueueMap {
     /// Name as written in configs (`per-core`, ...).
@@ -226,6 +226,20 @@ impl QueueMapTable {
         } else {
             self.table[i]
         }
+    }
+
+    /// The hardware queue of bio `io` submitted on `cpu`: the one place
+    /// that reads an I/O's properties for the map (a host thread's bio, a
+    /// VM's request submitted by its IOThread, fio's batched loop).
+    #[inline]
+    pub fn for_io(&self, cpu: u32, io: &Io) -> u32 {
+        self.hw_queue(cpu, io.ddir, io.prio, io.len)
+    }
+
+    /// The hardware queue of a flush (a write of no data) submitted on `cpu`.
+    #[inline]
+    pub fn for_flush(&self, cpu: u32, prio: IoPrio) -> u32 {
+        self.hw_queue(cpu, Ddir::Write, prio, 0)
     }
 
     #[inline]

@@ -1,0 +1,653 @@
+//! A fio thread's turn on its CPU (fio 3.33's backend.c `do_io` for the
+//! jobs that do not take fio_loop.rs): reap what completed, issue up to the
+//! iodepth (or one blocking I/O, or an fsync), honour thinktime, rate and
+//! trace timing, and go to sleep in io_getevents, a syscall or a tag wait
+//! until a completion, a timer or a tag wakes it. The thread's own state and
+//! accounting are in thread.rs.
+
+use super::submit::{Request, NO_BIO, NO_VCPU};
+use super::thread::{Pause, Quiesce, SyncIssue, Thread, ThreadState};
+use super::{Guests, Host};
+use crate::nvme::SQE_FUA;
+use crate::sim::Ns;
+use crate::sim::{Event, Queue};
+use crate::ssd::Ssd;
+use crate::workload::Ddir;
+
+impl Host {
+    /// A fio thread gets the CPU. Returns true when the thread has finished.
+    pub fn thread_run(&mut self, now: Ns, t: u32, vms: &mut dyn Guests, hint: Option<&Ssd>, q: &mut Queue) -> bool {
+        let ti = t as usize;
+        self.threads[ti].polling = false;
+        self.threads[ti].wait_min = 0;
+        let woke_from_sleep = matches!(self.threads[ti].state, ThreadState::Waking);
+        let resuming = std::mem::take(&mut self.threads[ti].resume_submit);
+        if !resuming {
+            let th = &mut self.threads[ti];
+            if th.vcpu == NO_VCPU {
+                th.placement
+                    .maybe_migrate(now, &mut self.cores, self.migrate_mean, self.migrate_p);
+            } else {
+                // A guest thread stays on its vCPU; the vCPU may move on the host.
+                let vc = vms.vcpu_placement(th.vcpu);
+                vc.maybe_migrate(now, &mut self.cores, self.migrate_mean, self.migrate_p);
+                th.placement.cpu = vc.cpu;
+            }
+        }
+        let cpu = self.threads[ti].placement.cpu;
+        let mut cur = if self.threads[ti].vcpu == NO_VCPU {
+            self.cpu_begin(cpu, now)
+        } else {
+            self.cpu_start(cpu, now)
+        };
+        // Out of I/O wait (after the wake-up: the idle state was chosen
+        // while it slept).
+        let iw = std::mem::replace(&mut self.threads[ti].iowait_cpu, u32::MAX);
+        if iw != u32::MAX {
+            self.cores[iw as usize].iowaiters -= 1;
+        }
+        let begin = cur;
+        let c = self.costs.clone();
+        if woke_from_sleep {
+            cur += c.context_switch_ns;
+            self.threads[ti].sys_ns += c.context_switch_ns;
+            self.threads[ti].ctx += 1;
+        }
+        // Stats start over at the end of ramp_time (see JobStats::end_ramp).
+        {
+            let th = &mut self.threads[ti];
+            if !th.stats_started && cur >= th.ramp_end_ns {
+                th.stats
+                    .end_ramp(th.ramp_end_ns, cur, th.inflight, th.usr_ns, th.sys_ns, th.ctx);
+                th.stats_started = true;
+                // number_ios counts completions from here, plus the I/Os in
+                // flight (backend.c exceeds_number_ios: io_blocks, which the
+                // reset clears, + io_u_in_flight, less the one whose
+                // completion ended the ramp); `size` goes on counting.
+                th.gen.restart_ios(u64::from(th.inflight.saturating_sub(1)));
+                // reset_all_stats: io_issues[] and last_was_sync start over,
+                // and so does io_blocks[] (thinktime_blocks' count), though
+                // not last_thinktime_blocks.
+                th.writes_issued = 0;
+                th.last_was_sync = false;
+                th.think_count = 0;
+            }
+        }
+        // A request that was waiting for a tag now has one: finish submitting
+        // it, and the rest of its bio's parts if the block layer split it.
+        let mut blocked_tag = false;
+        if let Some(r) = self.threads[ti].tag_req.take() {
+            // An O_SYNC write's flush goes down for a write already in flight.
+            let new_io = self.reqs.get(r).flush_for == NO_BIO;
+            let t0 = cur;
+            cur = if self.threads[ti].vcpu == NO_VCPU {
+                self.submit_with_resource(cur, cpu, r, vms, q)
+            } else {
+                vms.guest_submit_with_tag(cur, cpu, r, self, q)
+            };
+            if self.threads[ti].split.is_some() {
+                match self.submit_parts(cur, cpu, t, vms, q) {
+                    Ok(done) => cur = done,
+                    Err((at, part)) => {
+                        cur = at;
+                        self.threads[ti].tag_req = Some(part);
+                        blocked_tag = true;
+                    }
+                }
+            }
+            let th = &mut self.threads[ti];
+            th.sys_ns += cur - t0;
+            if !blocked_tag && new_io {
+                th.inflight += 1;
+                if th.in_sync == Some(r) {
+                    th.stats.record_sync_depth(th.inflight, th.sync);
+                } else if th.fio_loop {
+                    // Part of an io_submit: its depth was marked when the
+                    // batch was committed (io_uring's fsync goes alone).
+                    if !th.committing {
+                        th.note_single_submit();
+                    }
+                } else {
+                    th.stats.record_iodepth(th.inflight);
+                }
+            }
+        }
+        // Reap everything that has completed (not between two submissions
+        // of one round: fio reaps when the queue is full or the round ends;
+        // not while asleep for a tag in the middle of a split bio).
+        if !resuming {
+            self.threads[ti].in_batch = 0;
+        }
+        // fsync(2) returned: fio completes the sync inside its queue call,
+        // before it reaps anything else (io_u.c io_completed sets
+        // last_was_sync, so the next I/O is a write).
+        let mut synced = false;
+        if let Some(s) = self.threads[ti].in_sync {
+            let th = &mut self.threads[ti];
+            if let Some(i) = th.completed.iter().position(|&r| r == s) {
+                th.completed.remove(i);
+                let req = self.reqs.remove(s);
+                cur += c.reap_per_io_ns;
+                th.usr_ns += c.reap_per_io_ns;
+                th.inflight -= 1;
+                th.in_sync = None;
+                th.sync_done(req.issue_ns, cur);
+                synced = true;
+            }
+        }
+        if self.threads[ti].fio_loop {
+            let (end, stop) = if blocked_tag {
+                (cur, super::fio_loop::Stop::Tag)
+            } else {
+                self.fio_loop(cur, cpu, t, vms, hint, q)
+            };
+            return self.fio_loop_park(end, begin, cpu, t, stop, q);
+        }
+        if !resuming && !blocked_tag && !synced && !self.threads[ti].blocked_in_sync() {
+            // A sync engine's O_SYNC write whose data is written: its
+            // syscall goes on through generic_write_sync to flush.
+            let mut i = 0;
+            while i < self.threads[ti].completed.len() {
+                let r = self.threads[ti].completed[i];
+                if !self.reqs.get(r).then_flush {
+                    i += 1;
+                    continue;
+                }
+                self.reqs.get_mut(r).then_flush = false;
+                let t0 = cur;
+                cur += c.fsync_path_ns;
+                if self.vwc {
+                    // blkdev_issue_flush: the empty flush goes down and the
+                    // syscall sleeps until it completes.
+                    self.threads[ti].completed.remove(i);
+                    cur += c.flush_request_ns;
+                    let prio = self.threads[ti].prio;
+                    let hctx = self.map.for_flush(cpu, prio);
+                    let f = self.reqs.insert(Request {
+                        flush_for: r,
+                        ..Request::flush(t, prio, cur, hctx)
+                    });
+                    match self.submit_host(cur, cpu, f, vms, q) {
+                        Ok(done) => cur = done,
+                        Err(at) => {
+                            cur = at;
+                            self.threads[ti].tag_req = Some(f);
+                            blocked_tag = true;
+                        }
+                    }
+                } else {
+                    // submit_bio_noacct ends the flush at once: the write is done.
+                    i += 1;
+                }
+                self.threads[ti].sys_ns += cur - t0;
+                if blocked_tag {
+                    break;
+                }
+            }
+        }
+        if !resuming
+            && !blocked_tag
+            && !synced
+            && !self.threads[ti].blocked_in_sync()
+            && !self.threads[ti].completed.is_empty()
+        {
+            let n = self.threads[ti].completed.len() as u64;
+            if !self.threads[ti].sync && !self.threads[ti].null_engine {
+                cur += c.reap_syscall_ns;
+                self.threads[ti].sys_ns += c.reap_syscall_ns;
+            }
+            cur += c.reap_per_io_ns * n;
+            self.threads[ti].usr_ns += c.reap_per_io_ns * n;
+            let th = &mut self.threads[ti];
+            if th.null_engine {
+                // fio's null engine returns one event per io_getevents
+                // (nothing at all at iodepth=1: it is FIO_SYNCIO then).
+                if !th.null_sync {
+                    for _ in 0..n {
+                        th.stats.mark_complete(1);
+                    }
+                }
+            } else {
+                th.stats.record_complete_batch(n as u32);
+            }
+            while let Some(r) = th.completed.pop_front() {
+                let req = self.reqs.remove(r);
+                if th.reaped(&req, cur) {
+                    self.ios_completed += 1;
+                }
+            }
+        }
+        if cur >= self.threads[ti].end_ns {
+            self.threads[ti].issuing_done = true;
+        }
+        // Submit until the queue is full (nothing while quiescing).
+        let mut pause: Option<Pause> = None;
+        let mut yielded = false;
+        while !blocked_tag
+            && !self.threads[ti].issuing_done
+            && self.threads[ti].inflight < self.threads[ti].depth
+            && self.threads[ti].quiesce_sleep.is_none()
+            && self.threads[ti].in_sync.is_none()
+        {
+            let th = &mut self.threads[ti];
+            // `unchecked`: fio has not yet decided whether a sync goes first.
+            let (io, unchecked) = match th.pending.take() {
+                Some(io) => (io, std::mem::take(&mut th.pending_unchecked)),
+                None => match th.gen.next_io() {
+                    Some(io) => (io, true),
+                    None => {
+                        th.issuing_done = true;
+                        break;
+                    }
+                },
+            };
+            // thinktime: after every thinktime_blocks I/Os, reap everything
+            // in flight, then sleep (fio's handle_thinktime). Here (blocking
+            // engines, null) each I/O completes in its own call, so the
+            // I/Os issued are the I/Os completed fio counts.
+            if th.think_ns > 0 && th.think_count >= th.think_last + u64::from(th.think_blocks) {
+                th.think_last = th.think_count;
+                th.pending = Some(io);
+                th.pending_unchecked = unchecked;
+                pause = Some(Pause::Quiesce(Quiesce {
+                    sleep_ns: th.think_ns,
+                    release_pending: false,
+                }));
+                break;
+            }
+            // fsync=N / fdatasync=N: fio's get_io_u picks the sync before
+            // any direction (and before a rate wait); the I/O waits behind
+            // it, to be decided again at the next get_io_u.
+            if let Some(datasync) = unchecked.then(|| th.sync_due()).flatten() {
+                th.pending = Some(io);
+                th.pending_unchecked = true;
+                match self.issue_sync(cur, cpu, t, datasync, vms, q) {
+                    SyncIssue::Done(at) => {
+                        cur = at;
+                        continue;
+                    }
+                    SyncIssue::InFlight(at) => {
+                        cur = at;
+                        let th = &self.threads[ti];
+                        if th.in_sync.is_some() || th.sync {
+                            break;
+                        }
+                        if !th.issuing_done && th.inflight < th.depth {
+                            yielded = true;
+                            break;
+                        }
+                        continue;
+                    }
+                    SyncIssue::Blocked(at) => {
+                        cur = at;
+                        blocked_tag = true;
+                        break;
+                    }
+                }
+            }
+            let th = &mut self.threads[ti];
+            if th.gen.is_rate_limited() {
+                let due = th.issue_due(io.ddir, cur);
+                if due > cur {
+                    th.pending = Some(io);
+                    pause = Some(if th.gen.is_timed_replay() {
+                        // fio 3.36's iolog_delay reaps while it waits.
+                        Pause::PollUntil(due)
+                    } else {
+                        // fio's rate_ddir: quiesce, then sleep what was
+                        // left of the slot when it decided to.
+                        Pause::Quiesce(Quiesce {
+                            sleep_ns: due - cur,
+                            release_pending: true,
+                        })
+                    });
+                    break;
+                }
+            }
+            th.pending_due = None;
+            th.think_count += 1;
+            if th.null_engine {
+                // fio's null engine: the I/O is done when queued; only the
+                // application's own per-I/O work is spent, no syscall.
+                let issue = cur;
+                cur += c.app_per_io_ns;
+                th.usr_ns += c.app_per_io_ns;
+                th.ios_submitted += 1;
+                th.stats.record_issue(io.ddir);
+                let r = self.reqs.insert(Request::new(t, io, issue, 0));
+                th.writes_issued += u64::from(io.ddir == Ddir::Write);
+                th.completed.push_back(r);
+                th.inflight += 1;
+                // io_u_mark_depth at depth 1 (see `depth`); a commit of one,
+                // unless it is FIO_SYNCIO (iodepth=1), which has none.
+                th.stats.mark_depth(th.inflight, 1);
+                if !th.null_sync {
+                    th.stats.mark_submit(1);
+                }
+                if th.sync {
+                    break;
+                }
+                continue;
+            }
+            if let Some(ssd) = hint {
+                ssd.ftl.prefetch((io.offset / self.unit_bytes) as u32);
+            }
+            let issue = cur;
+            cur += c.app_per_io_ns;
+            th.usr_ns += c.app_per_io_ns;
+            let mut sys = c.bio_setup_ns;
+            if th.in_batch == 0 {
+                sys += c.syscall_ns;
+            }
+            th.in_batch = (th.in_batch + 1) % th.batch_submit;
+            cur += sys;
+            th.sys_ns += sys;
+            th.ios_submitted += 1;
+            th.stats.record_issue(io.ddir);
+            let hctx = self.map.for_io(cpu, &io);
+            let r = self.reqs.insert(Request::new(t, io, issue, hctx));
+            if io.ddir == Ddir::Write {
+                th.writes_issued += 1;
+                if th.o_sync {
+                    let req = self.reqs.get_mut(r);
+                    // REQ_FUA reaches the device only if it has a volatile
+                    // cache (blk-core.c strips it otherwise).
+                    if self.vwc {
+                        req.flags = SQE_FUA;
+                    }
+                    req.then_flush = th.sync;
+                }
+            }
+            let t0 = cur;
+            match self.submit_one(cur, cpu, t, r, vms, q) {
+                Ok(done) => cur = done,
+                Err((at, waiting)) => {
+                    self.threads[ti].sys_ns += at - t0;
+                    cur = at;
+                    self.threads[ti].tag_req = Some(waiting);
+                    blocked_tag = true;
+                    break;
+                }
+            }
+            self.threads[ti].sys_ns += cur - t0;
+            let th = &mut self.threads[ti];
+            th.inflight += 1;
+            th.stats.record_iodepth(th.inflight);
+            th.stats.record_submit_batch(1);
+            if th.sync {
+                break;
+            }
+            // Give the other CPUs' events up to `cur` their turn before the
+            // next submission, so shared locks and queues see arrivals from
+            // all CPUs in time order rather than one thread's whole round first.
+            if !th.issuing_done && th.inflight < th.depth {
+                yielded = true;
+                break;
+            }
+        }
+        let th = &mut self.threads[ti];
+        self.cores[cpu as usize].busy_until = cur;
+        self.cores[cpu as usize].busy_ns += cur - begin;
+        if th.issuing_done && th.inflight == 0 && th.tag_req.is_none() {
+            th.state = ThreadState::Done;
+            th.finished_ns = cur;
+            th.stats.finish(cur, th.usr_ns, th.sys_ns, th.ctx);
+            return true;
+        }
+        if let Some(Pause::Quiesce(qs)) = pause {
+            th.quiesce_sleep = Some(qs);
+        }
+        if th.issuing_done {
+            // The job is over: no sleep, only the in-flight I/O to reap.
+            th.quiesce_sleep = None;
+            pause = None;
+        }
+        if yielded {
+            th.resume_submit = true;
+            th.state = ThreadState::Scheduled;
+            q.schedule(cur, Event::ThreadRun { thread: t });
+        } else if blocked_tag {
+            th.state = ThreadState::WaitingTag;
+        } else if th.blocked_in_sync() {
+            // Asleep in fsync(2): only its flush's completion wakes it.
+            th.state = ThreadState::WaitingIo;
+        } else if !th.completed.is_empty() {
+            th.state = ThreadState::Scheduled;
+            q.schedule(cur, Event::ThreadRun { thread: t });
+        } else if let Some(qs) = th.quiesce_sleep {
+            if th.inflight > 0 {
+                // io_u_quiesce: blocked in io_getevents until all is reaped.
+                th.state = ThreadState::WaitingIo;
+            } else {
+                // usec_sleep, so waking costs a context switch.
+                th.quiesce_sleep = None;
+                th.stats.quiesced();
+                if qs.release_pending {
+                    th.pending_due = Some(0);
+                }
+                let wake = (cur + qs.sleep_ns).min(th.end_ns.max(cur));
+                th.state = if wake > cur {
+                    ThreadState::Waking
+                } else {
+                    ThreadState::Scheduled
+                };
+                q.schedule(wake, Event::ThreadRun { thread: t });
+            }
+        } else if let Some(Pause::PollUntil(due)) = pause {
+            // Reap completions as they come (fio 3.36 polls io_getevents in
+            // iolog_delay) and issue the next request at its trace time.
+            th.state = ThreadState::WaitingIo;
+            th.polling = true;
+            let at = due.min(th.end_ns);
+            if th.timer_at != at {
+                th.timer_at = at;
+                q.schedule(at, Event::ThreadTimer { thread: t });
+            }
+        } else if th.inflight > 0 {
+            th.state = ThreadState::WaitingIo;
+        } else {
+            th.state = ThreadState::Scheduled;
+            q.schedule(cur, Event::ThreadRun { thread: t });
+        }
+        // Asleep in io_schedule (a synchronous read or write, a tag wait),
+        // which the idle governor counts; io_getevents sleeps interruptibly.
+        let iowait = match th.state {
+            ThreadState::WaitingTag => true,
+            ThreadState::WaitingIo => th.sync && !th.polling,
+            _ => false,
+        };
+        if iowait && th.vcpu == NO_VCPU {
+            th.iowait_cpu = cpu;
+            self.cores[cpu as usize].iowaiters += 1;
+        }
+        false
+    }
+
+    /// Send thread `t`'s new request `r` down from `cpu` at `cur`: through
+    /// its guest's virtio disk, as the parts of a split bio, or to the host
+    /// block layer. Ok(when the submitting CPU is done), or Err((time,
+    /// request)) when that request must sleep for a tag.
+    pub(super) fn submit_one(
+        &mut self,
+        cur: Ns,
+        cpu: u32,
+        t: u32,
+        r: u32,
+        vms: &mut dyn Guests,
+        q: &mut Queue,
+    ) -> Result<Ns, (Ns, u32)> {
+        let io = self.reqs.get(r).io;
+        if self.threads[t as usize].vcpu != NO_VCPU {
+            vms.guest_submit(cur, cpu, t, r, self, q).map_err(|at| (at, r))
+        } else if io.ddir != Ddir::Trim && u64::from(io.len) > self.max_rq_bytes {
+            // blk_queue_split: the bio goes down as parts of at most
+            // max_sectors_kb each, and completes when they all have.
+            self.reqs.get_mut(r).parts_left = u64::from(io.len).div_ceil(self.max_rq_bytes) as u32;
+            self.threads[t as usize].split = Some((r, io.offset));
+            self.submit_parts(cur, cpu, t, vms, q)
+        } else {
+            self.submit_host(cur, cpu, r, vms, q).map_err(|at| (at, r))
+        }
+    }
+
+    /// Thread `t` issues an fsync (`datasync` false) or fdatasync at `cur`
+    /// on `cpu` (fio's DDIR_SYNC / DDIR_DATASYNC io_u, do_io_u_sync). On a
+    /// block device both run blkdev_fsync: nothing is dirty in the page
+    /// cache under O_DIRECT, so all they do is blkdev_issue_flush. Without
+    /// a volatile write cache the block layer ends that flush at once and
+    /// the call costs host CPU only; with one, an empty flush request goes
+    /// down as an NVMe Flush and the call returns when it completes.
+    /// fio's null engine completes it in its queue call; io_uring queues it
+    /// (IORING_OP_FSYNC, run by an io-wq worker, whose CPU is charged here).
+    pub(super) fn issue_sync(
+        &mut self,
+        mut cur: Ns,
+        cpu: u32,
+        t: u32,
+        datasync: bool,
+        vms: &mut dyn Guests,
+        q: &mut Queue,
+    ) -> SyncIssue {
+        let c = self.costs.clone();
+        let ti = t as usize;
+        let vwc = self.vwc;
+        let th = &mut self.threads[ti];
+        let issue = cur;
+        cur += c.app_per_io_ns;
+        th.usr_ns += c.app_per_io_ns;
+        th.syncs_submitted += 1;
+        th.stats.record_sync_issue(datasync);
+        let inline_done = |th: &mut Thread, at: Ns, marks_submit: bool| {
+            th.stats.record_sync_depth(th.inflight + 1, marks_submit);
+            th.sync_done(issue, at);
+            SyncIssue::Done(at)
+        };
+        if th.null_engine {
+            let marks = !th.null_sync;
+            return inline_done(th, cur, marks);
+        }
+        let mut sys = c.fsync_path_ns;
+        if th.async_fsync {
+            if th.in_batch == 0 {
+                sys += c.syscall_ns;
+            }
+            th.in_batch = (th.in_batch + 1) % th.batch_submit;
+        } else {
+            sys += c.syscall_ns;
+        }
+        cur += sys;
+        th.sys_ns += sys;
+        if !vwc && !th.async_fsync {
+            // psync and friends mark submit and complete for every io_u
+            // (no commit hook); libaio's sync bypasses both.
+            let marks = th.sync;
+            return inline_done(th, cur, marks);
+        }
+        let prio = th.prio;
+        if !vwc {
+            // The worker's flush ends at once; the CQE waits to be reaped.
+            let r = self.reqs.insert(Request {
+                sync_op: Some(datasync),
+                ..Request::flush(t, prio, issue, 0)
+            });
+            let th = &mut self.threads[ti];
+            th.completed.push_back(r);
+            th.inflight += 1;
+            th.note_single_submit();
+            return SyncIssue::InFlight(cur);
+        }
+        cur += c.flush_request_ns;
+        let hctx = self.map.for_flush(cpu, prio);
+        let r = self.reqs.insert(Request {
+            sync_op: Some(datasync),
+            ..Request::flush(t, prio, issue, hctx)
+        });
+        if !self.threads[ti].async_fsync {
+            self.threads[ti].in_sync = Some(r);
+        }
+        let t0 = cur;
+        let res = self.submit_host(cur, cpu, r, vms, q);
+        let th = &mut self.threads[ti];
+        match res {
+            Ok(done) => {
+                th.sys_ns += done - t0;
+                th.inflight += 1;
+                if th.in_sync.is_some() {
+                    // fsync(2): counted as fio counts a sync io_u it completes in its queue call.
+                    th.stats.record_sync_depth(th.inflight, th.sync);
+                } else {
+                    th.note_single_submit();
+                }
+                SyncIssue::InFlight(done)
+            }
+            Err(at) => {
+                th.sys_ns += at - t0;
+                th.tag_req = Some(r);
+                SyncIssue::Blocked(at)
+            }
+        }
+    }
+
+    /// A polling thread's trace-time timer fires: it runs unless the timer
+    /// is stale (the thread re-armed it for another time or stopped polling).
+    pub fn thread_timer(&mut self, now: Ns, t: u32, q: &mut Queue) {
+        let th = &mut self.threads[t as usize];
+        if th.timer_at == now && th.polling && th.state == ThreadState::WaitingIo {
+            th.timer_at = Ns::MAX;
+            th.polling = false;
+            th.state = ThreadState::Scheduled;
+            q.schedule(now, Event::ThreadRun { thread: t });
+        }
+    }
+
+    /// Wake thread `t` for a completion of its I/O (`tag_grant` false) or
+    /// because a tag / request it sleeps for was handed to it. A thread
+    /// asleep in the submission path for a tag is not woken by completions:
+    /// they wait in its completion ring until it gets the tag and returns.
+    pub fn wake(&mut self, at: Ns, t: u32, irq_cpu: u32, tag_grant: bool, q: &mut Queue) {
+        let th = &mut self.threads[t as usize];
+        if !tag_grant && (th.completed.len() as u32) < th.wait_min {
+            // io_getevents waits for min_nr completions.
+            return;
+        }
+        if th.polling && th.state == ThreadState::WaitingIo && !tag_grant {
+            // It is polling for completions: it sees this one at once.
+            th.polling = false;
+            th.state = ThreadState::Scheduled;
+            q.schedule(at, Event::ThreadRun { thread: t });
+            return;
+        }
+        let asleep = match th.state {
+            ThreadState::WaitingIo => true,
+            ThreadState::WaitingTag => tag_grant,
+            _ => false,
+        };
+        if asleep {
+            // Wake-ups of a thread on another CPU go through an IPI.
+            let ipi = if th.placement.cpu != irq_cpu {
+                self.costs.ipi_ns
+            } else {
+                0
+            };
+            th.state = ThreadState::Waking;
+            q.schedule(at + ipi, Event::ThreadRun { thread: t });
+        }
+    }
+
+    /// Wake guest thread `t` (asleep for completions) by an IPI from
+    /// another vCPU that reaches it at `at` (the injection is included).
+    pub fn wake_remote(&mut self, at: Ns, t: u32, q: &mut Queue) {
+        let th = &mut self.threads[t as usize];
+        if (th.completed.len() as u32) < th.wait_min {
+            return;
+        }
+        if th.state == ThreadState::WaitingIo {
+            th.state = if std::mem::take(&mut th.polling) {
+                ThreadState::Scheduled
+            } else {
+                ThreadState::Waking
+            };
+            q.schedule(at, Event::ThreadRun { thread: t });
+        }
+    }
+}
