@@ -1,0 +1,211 @@
+//! The job finish: a section's options become a [`JobSpec`] with fio's
+//! defaults and fixups (`init.c` `fixup_options`: depth caps, batch
+//! defaults) and the cross-option checks that need the whole job (engine
+//! options against the job's engine, `time_based` without `runtime`, a size
+//! below the block size, syncs on a regular file).
+
+use super::options::{engine_name, ENGINE_OPTIONS};
+use super::reader::FioError;
+use super::reader::{Parser, RawSection};
+use super::spec::{BsSplit, JobSpec, RandomDistribution, RwMode, SizeSpec, SteadyStateSpec};
+use super::state::engine_mismatch;
+use super::state::State;
+use crate::workload::IoPrio;
+
+/// fio's default `percentile_list`.
+pub const DEFAULT_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
+];
+
+impl Parser<'_> {
+    pub(super) fn finish_job(
+        &self,
+        st: State,
+        sec: &RawSection,
+        options: Vec<(String, String)>,
+    ) -> Result<JobSpec, FioError> {
+        let name = st.name.clone().unwrap_or_else(|| sec.name.clone());
+        let eng = engine_name(st.ioengine);
+        // Engine options inherited from [global] must suit this job's engine.
+        for (opt, written, at) in &st.engine_opts {
+            let engines = ENGINE_OPTIONS
+                .iter()
+                .find(|(n, _)| n == opt)
+                .map_or(&[][..], |(_, e)| *e);
+            if !engines.contains(&eng) {
+                return Err(self.err_at(*at, Some(written), engine_mismatch(opt, engines, eng)));
+            }
+        }
+        if let Some(at) = st.time_based {
+            if st.runtime_ns == 0 {
+                return Err(self.err_at(
+                    at,
+                    Some("time_based"),
+                    format!("job '{name}': time_based requires a runtime (fio warns and drops time_based)"),
+                ));
+            }
+        }
+        let bs: [BsSplit; 3] = std::array::from_fn(|d| st.bssplit[d].clone().unwrap_or_else(|| vec![(st.bs[d], 100)]));
+        let dirs = used_dirs(st.rw);
+        let min_bs = dirs
+            .iter()
+            .flat_map(|&d| bs[d].iter().map(|e| e.0))
+            .min()
+            .unwrap_or(4096);
+        if let Some(SizeSpec::Bytes(s)) = st.size {
+            if s < u64::from(min_bs) {
+                return Err(self.err_at(
+                    st.size_at,
+                    Some("size"),
+                    format!("job '{name}': size {s} is less than the minimum block size {min_bs} (as in fio)"),
+                ));
+            }
+        }
+        let sync = st.ioengine.is_sync();
+        // fio caps the depth of synchronous engines at 1.
+        let iodepth = if sync { 1 } else { st.iodepth };
+        // fio fixup_options(): batch defaults and caps.
+        let iodepth_batch_submit = if st.iodepth_batch == 0 || st.iodepth_batch > iodepth {
+            iodepth
+        } else {
+            st.iodepth_batch
+        };
+        let iodepth_batch_complete_max = st.batch_complete_max.max(st.batch_complete_min);
+        // cmdprio_class defaults to RT when cmdprio_percentage is set (engines/cmdprio.c).
+        let cmdprio: [IoPrio; 2] = std::array::from_fn(|d| IoPrio {
+            class: if st.cmdprio_class[d] == 0 && st.cmdprio_percentage[d] > 0 {
+                1
+            } else {
+                st.cmdprio_class[d]
+            },
+            level: st.cmdprio_level[d],
+        });
+        let log = |i: usize| -> Option<String> {
+            let (set, prefix) = &st.logs[i];
+            set.then(|| prefix.clone().unwrap_or_else(|| name.clone()))
+        };
+        let norandommap = st.norandommap || st.random_distribution != RandomDistribution::Random;
+        // O_SYNC and fsync are modelled as Linux runs them on a block device
+        // (block/fops.c). A regular file's are its file system's (a journal
+        // commit, its own flushes), and nvmesim has no file system.
+        let file = crate::workload::files::file_key(st.filename.as_deref(), st.directory.as_deref(), &name, 0);
+        if !crate::workload::files::is_block_device(&file) {
+            let set = [
+                ("sync", st.sync_io),
+                ("fsync", (st.fsync_blocks.0 > 0).then_some(st.fsync_blocks.1)),
+                (
+                    "fdatasync",
+                    (st.fdatasync_blocks.0 > 0).then_some(st.fdatasync_blocks.1),
+                ),
+            ];
+            if let Some((opt, at)) = set
+                .iter()
+                .filter_map(|(o, a)| a.map(|a| (*o, a)))
+                .min_by_key(|(_, a)| a.line)
+            {
+                return Err(self.err_at(
+                    at,
+                    Some(opt),
+                    format!(
+                        "job '{name}': {opt} on the regular file '{file}' is not supported by nvmesim: it models \
+                         O_SYNC and fsync on a block device, and a file system's own (journal commits, their \
+                         flushes) are not modelled; use filename=/dev/..."
+                    ),
+                ));
+            }
+        }
+        Ok(JobSpec {
+            name: name.clone(),
+            line: sec.at.line,
+            options,
+            global_options: Vec::new(),
+            description: st.description.clone(),
+            rw: st.rw,
+            rwmixread: st.rwmixread,
+            bs,
+            iodepth,
+            thread: st.thread,
+            iodepth_batch_submit,
+            iodepth_batch_complete_min: st.batch_complete_min,
+            iodepth_batch_complete_max,
+            numjobs: st.numjobs,
+            size: st.size,
+            offset: st.offset,
+            filesize: st.filesize,
+            filename: st.filename.clone(),
+            directory: st.directory.clone(),
+            runtime_ns: (st.runtime_ns > 0).then_some(st.runtime_ns),
+            time_based: st.time_based.is_some(),
+            ramp_time_ns: st.ramp_time_ns,
+            startdelay_ns: st.startdelay_ns,
+            ioengine: st.ioengine,
+            direct: st.direct,
+            thinktime_ns: st.thinktime_ns,
+            thinktime_blocks: st.thinktime_blocks,
+            rate_iops: st.rate_iops,
+            prio: IoPrio {
+                class: st.prioclass,
+                level: st.prio,
+            },
+            cmdprio_percentage: st.cmdprio_percentage,
+            cmdprio,
+            cpus_allowed: st.cpus_allowed.clone(),
+            cpus_allowed_policy: st.cpus_allowed_policy,
+            random_distribution: st.random_distribution.clone(),
+            percentile_list: st
+                .percentile_list
+                .clone()
+                .unwrap_or_else(|| DEFAULT_PERCENTILES.to_vec()),
+            clat_percentiles: st.clat_percentiles,
+            lat_percentiles: st.lat_percentiles,
+            slat_percentiles: st.slat_percentiles,
+            group_reporting: st.group_reporting,
+            stonewall: st.stonewall,
+            new_group: st.new_group,
+            write_bw_log: log(0),
+            write_lat_log: log(1),
+            write_iops_log: log(2),
+            log_avg_msec: st.log_avg_msec,
+            verify: st.verify,
+            number_ios: st.number_ios,
+            read_iolog: st.read_iolog.clone(),
+            replay_time_scale: st.replay_time_scale,
+            replay_no_stall: st.replay_no_stall,
+            loops: st.loops,
+            groupid: 0,
+            norandommap,
+            unified_rw: st.unified_rw,
+            continue_on_error: st.continue_on_error,
+            disk_util: st.disk_util,
+            steadystate: (st.ss_dur_ns > 0).then_some(SteadyStateSpec {
+                iops: st.ss.0,
+                slope: st.ss.1,
+                limit: st.ss.2,
+                pct: st.ss.3,
+                duration_s: st.ss_dur_ns / 1_000_000_000,
+                ramp_ns: st.ss_ramp_ns,
+            }),
+            sync_io: st.sync_io.is_some(),
+            // read_iolog replays the log's own directions (fio's get_io_u
+            // takes them from the log and never schedules an fsync).
+            fsync_blocks: if st.read_iolog.is_some() { 0 } else { st.fsync_blocks.0 },
+            fdatasync_blocks: if st.read_iolog.is_some() {
+                0
+            } else {
+                st.fdatasync_blocks.0
+            },
+            vm: None,
+        })
+    }
+}
+
+/// Directions (0 read, 1 write, 2 trim) a job issues.
+pub(crate) fn used_dirs(rw: RwMode) -> &'static [usize] {
+    match rw {
+        RwMode::Read | RwMode::RandRead => &[0],
+        RwMode::Write | RwMode::RandWrite => &[1],
+        RwMode::Trim | RwMode::RandTrim => &[2],
+        RwMode::ReadWrite | RwMode::RandRw => &[0, 1],
+        RwMode::TrimWrite => &[2, 1],
+    }
+}
