@@ -4,7 +4,7 @@
 //! options against the job's engine, `time_based` without `runtime`, a size
 //! below the block size, syncs on a regular file).
 
-use super::options::{engine_name, ENGINE_OPTIONS};
+use super::options::{engine_name, lookup};
 use super::reader::FioError;
 use super::reader::{Parser, RawSection};
 use super::spec::{BsSplit, JobSpec, RandomDistribution, RwMode, SizeSpec, SteadyStateSpec};
@@ -28,10 +28,7 @@ impl Parser<'_> {
         let eng = engine_name(st.ioengine);
         // Engine options inherited from [global] must suit this job's engine.
         for (opt, written, at) in &st.engine_opts {
-            let engines = ENGINE_OPTIONS
-                .iter()
-                .find(|(n, _)| n == opt)
-                .map_or(&[][..], |(_, e)| *e);
+            let engines = lookup(opt).map_or(&[][..], |o| o.engines);
             if !engines.contains(&eng) {
                 return Err(self.err_at(*at, Some(written), engine_mismatch(opt, engines, eng)));
             }

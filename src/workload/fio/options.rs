@@ -1,134 +1,490 @@
-//! The fio option tables: every option fio 3.33 knows (`options.c`
-//! `fio_options[]` and the engines' own options in `engines/*.c`), with
-//! aliases and parse priority, the engines, the options nvmesim accepts
-//! without effect, and fio's "did you mean" rule (`show_closest_option`).
+//! The fio option table: one declarative entry per option fio 3.33 knows,
+//! in the order of `options.c` `fio_options[]`, then the engines' own options
+//! (`engines/*.c`). As in fio, an entry names the option, its alias, its
+//! value grammar, its default, its parse priority and a help line; it also
+//! says what nvmesim does with it: models it (and how it sets a section's
+//! [`State`]), accepts it with no effect on a simulated device (and why), or
+//! refuses it (and why). `apply` is the one place an option's value is read.
+//!
+//! fio's "did you mean" hint (`show_closest_option`) and which options take
+//! a separate command-line argument (`FIO_OPT_STR_SET`) derive from the table.
 
-use super::spec::{IoEngine, RwMode};
-use super::value::{need, parse_bool, parse_bytes, parse_flag};
+use super::reader::Loc;
+use super::spec::{CpusAllowedPolicy, IoEngine};
+use super::state::{self as set, State};
+use super::value::{need, parse_bool, parse_flag, parse_int_in, parse_time_ns};
 
-/// Real fio options that nvmesim accepts and ignores, with the reason the
-/// simulator cannot observe their effect. Any fio option that is neither
-/// honoured nor listed here is rejected as "not supported by nvmesim".
-pub const IGNORED_OPTIONS: &[(&str, &str)] = &[
-    (
-        "invalidate",
-        "drops the host page cache before the job; the simulator has no page cache",
-    ),
-    (
-        "fadvise_hint",
-        "page-cache advice (posix_fadvise); the simulator has no page cache",
-    ),
-    (
-        "randrepeat",
-        "seeding of fio's own RNG; nvmesim seeds every random stream from its --seed",
-    ),
-    (
-        "allrandrepeat",
-        "seeding of fio's own RNG; nvmesim seeds every random stream from its --seed",
-    ),
-    (
-        "randseed",
-        "seed of fio's own RNG; nvmesim seeds every random stream from its --seed",
-    ),
-    (
-        "random_generator",
-        "which PRNG fio uses; nvmesim uses its own generators",
-    ),
-    (
-        "softrandommap",
-        "only matters when fio cannot allocate its random map; nvmesim needs none",
-    ),
-    (
-        "thread",
-        "threads vs processes: the simulated job thread behaves the same either way",
-    ),
-    (
-        "clocksource",
-        "fio's timing source; the simulator has a single exact clock",
-    ),
-    ("fallocate", "file preallocation during layout; there is no file system"),
-    (
-        "create_serialize",
-        "file-creation ordering during layout; there is no file system",
-    ),
-    ("create_fsync", "fsync after file layout; there is no file system"),
-    ("create_on_open", "when files are created; there is no file system"),
-    (
-        "allow_file_create",
-        "permission to create files; there is no file system",
-    ),
-    (
-        "allow_mounted_write",
-        "safety check against writing mounted devices; nothing is mounted",
-    ),
-    ("unlink", "removes files after the job; there is no file system"),
-    (
-        "unlink_each_loop",
-        "removes files after each loop; there is no file system",
-    ),
-    (
-        "mem",
-        "allocator of fio's I/O buffers (malloc/shm/mmap); buffer memory is not modelled",
-    ),
-    (
-        "iomem_align",
-        "alignment of fio's I/O buffers in memory; buffer memory is not modelled",
-    ),
-    (
-        "hugepage-size",
-        "huge page size for fio's buffers; buffer memory is not modelled",
-    ),
-    ("lockmem", "mlock()s host memory; host memory is not modelled"),
-    ("uid", "user id the job runs as"),
-    ("gid", "group id the job runs as"),
-    ("log_entries", "initial size of fio's in-memory log buffers"),
-    (
-        "error_dump",
-        "dumps information on I/O errors; the simulator produces none",
-    ),
-    ("unique_filename", "client/server mode only"),
-    (
-        "zero_buffers",
-        "data contents; the simulated device does not look at data",
-    ),
-    (
-        "refill_buffers",
-        "data contents; the simulated device does not look at data",
-    ),
-    (
-        "scramble_buffers",
-        "data contents; the simulated device does not look at data",
-    ),
-    (
-        "buffer_pattern",
-        "data contents; the simulated device does not look at data",
-    ),
+/// A value's grammar (fio's option `type`). Parsing follows `value`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Kind {
+    /// `0` or `1` (fio `FIO_OPT_BOOL`).
+    Bool,
+    /// Set by its name alone, or `=0`/`=1` (fio `FIO_OPT_STR_SET`); on the
+    /// command line it never takes the next argument as its value.
+    Flag,
+    /// A bool that may also be written alone (but takes the next command-line argument).
+    BareBool,
+    /// An integer in `lo..=hi` with fio's size suffixes and `0x` hex (fio `FIO_OPT_INT`/`ULL`).
+    Int(u64, u64),
+    /// `Int`, per direction: `read[,write[,trim]]`.
+    IntDirs(u64, u64),
+    /// Bytes with size suffixes; with `true`, also a percentage of the file or device.
+    Size(bool),
+    /// Block sizes per direction (`read[,write[,trim]]`), multiples of 512 bytes.
+    BlockSizes,
+    /// A time with units; a bare number is seconds with `true`, else microseconds.
+    Time(bool),
+    /// Free text (fio `FIO_OPT_STR_STORE`).
+    Str,
+    /// Free text, or the name alone.
+    OptStr,
+    /// Exactly one of these words.
+    Enum(&'static [&'static str]),
+    /// One of these words, optionally followed by `:` or `,` and an argument.
+    EnumArg(&'static [&'static str]),
+    /// A `:`-separated list of numbers (fio `FIO_OPT_FLOAT_LIST`).
+    FloatList,
+    /// A grammar of the option's own, in words.
+    Other(&'static str),
+}
+
+/// Where an option may be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Scope {
+    /// In `[global]` (the default of every later job) or in a job.
+    Both,
+    /// Anywhere, but only a job's own value counts: jobs do not inherit it from `[global]`.
+    Job,
+}
+
+/// What nvmesim does with an option, for its users and its compatibility table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Answer {
+    /// The simulator models its effect.
+    Modelled,
+    /// Accepted (its value still checked), with no effect on a simulated device, for this reason.
+    NoEffect(&'static str),
+    /// Refused with "not supported by nvmesim (reason)"; an engine option's
+    /// empty reason names the job's engine.
+    Refused(&'static str),
+}
+
+/// How an accepted value changes a section's state. The typed setters get
+/// the value parsed by the option's [`Kind`] and where it was written.
+#[derive(Clone, Copy)]
+pub(super) enum Set {
+    /// Only the value is checked.
+    Check,
+    Bool(fn(&mut State, bool, Loc)),
+    Int(fn(&mut State, u64, Loc)),
+    /// Nanoseconds.
+    Time(fn(&mut State, u64, Loc)),
+    /// The text (for an `Enum`, the word, already checked).
+    Str(fn(&mut State, &str)),
+    /// The option reads its value itself: its checks and messages are its own.
+    Custom(fn(&mut State, &Arg) -> Result<(), String>),
+}
+
+/// An option's value as `Set::Custom` gets it.
+pub(super) struct Arg<'a> {
+    /// After `${VAR}` and keyword expansion; None when the name stands alone.
+    pub(super) v: Option<&'a str>,
+    pub(super) kb: u64,
+    pub(super) at: Loc,
+}
+
+/// One fio option.
+#[derive(Clone, Copy)]
+pub(super) struct FioOption {
+    pub(super) name: &'static str,
+    /// fio's `.alias` ("" if none).
+    pub(super) alias: &'static str,
+    pub(super) kind: Kind,
+    /// fio's default as written in `options.c` ("" if none); the value a
+    /// section starts from is `State::default`, which a test holds to it.
+    pub(super) default: &'static str,
+    /// fio's `.prio`: higher is parsed first within a section.
+    pub(super) prio: i8,
+    pub(super) scope: Scope,
+    /// The engines that have this option; empty for a core option.
+    pub(super) engines: &'static [&'static str],
+    pub(super) help: &'static str,
+    pub(super) answer: Answer,
+    pub(super) set: Set,
+}
+
+/// Why a real fio option nvmesim has not implemented is refused.
+const NOT_IMPLEMENTED: &str = "a real fio option the simulator does not implement";
+const NO_DATA: &str = "data contents; the simulated device does not look at data";
+const OWN_RNG: &str = "seeding of fio's own RNG; nvmesim seeds every random stream from its --seed";
+const U32: u64 = u32::MAX as u64;
+const MAX: u64 = u64::MAX;
+
+/// A modelled option.
+const fn m(
+    name: &'static str,
+    alias: &'static str,
+    kind: Kind,
+    default: &'static str,
+    help: &'static str,
+    set: Set,
+) -> FioOption {
+    FioOption {
+        name,
+        alias,
+        kind,
+        default,
+        prio: 0,
+        scope: Scope::Both,
+        engines: &[],
+        help,
+        answer: Answer::Modelled,
+        set,
+    }
+}
+
+/// An option accepted with no effect on a simulated device.
+const fn q(
+    name: &'static str,
+    alias: &'static str,
+    kind: Kind,
+    default: &'static str,
+    help: &'static str,
+    why: &'static str,
+) -> FioOption {
+    FioOption {
+        answer: Answer::NoEffect(why),
+        set: Set::Check,
+        ..m(name, alias, kind, default, help, Set::Check)
+    }
+}
+
+/// A refused option.
+const fn x(
+    name: &'static str,
+    alias: &'static str,
+    kind: Kind,
+    default: &'static str,
+    help: &'static str,
+) -> FioOption {
+    FioOption {
+        answer: Answer::Refused(NOT_IMPLEMENTED),
+        ..m(name, alias, kind, default, help, Set::Check)
+    }
+}
+
+impl FioOption {
+    const fn prio(self, prio: i8) -> Self {
+        FioOption { prio, ..self }
+    }
+    const fn job_only(self) -> Self {
+        FioOption {
+            scope: Scope::Job,
+            ..self
+        }
+    }
+    /// An engine's own option, refused with the engine's name unless `then` says otherwise.
+    const fn on(self, engines: &'static [&'static str]) -> Self {
+        let answer = match self.answer {
+            Answer::Refused(_) => Answer::Refused(""),
+            a => a,
+        };
+        FioOption {
+            engines,
+            answer,
+            ..self
+        }
+    }
+    const fn because(self, reason: &'static str) -> Self {
+        FioOption {
+            answer: Answer::Refused(reason),
+            ..self
+        }
+    }
+    /// A no-effect option that still sets state (what the report prints), or
+    /// a refused one's check that comes before its refusal.
+    const fn sets(self, set: Set) -> Self {
+        FioOption { set, ..self }
+    }
+}
+
+use Kind::*;
+
+const RW: Kind = Other("read, write, trim, randread, randwrite, randtrim, rw, readwrite, randrw, trimwrite");
+const CLOCKS: &[&str] = &["gettimeofday", "clock_gettime", "cpu"];
+const MEMS: &[&str] = &[
+    "malloc",
+    "shm",
+    "shmhuge",
+    "mmap",
+    "mmapshared",
+    "mmaphuge",
+    "cudamalloc",
 ];
+const FALLOCATE: &[&str] = &["none", "native", "posix", "keep", "truncate", "0", "1"];
+const CPUS: Kind = Other("CPUs: N or N-M, comma-separated");
+
+/// Every option, in fio 3.33's table order (which decides ties in "did you mean").
+#[rustfmt::skip]
+pub(super) const OPTIONS: &[FioOption] = &[
+    m("description", "", Str, "", "text describing the job", Set::Str(|s, v| s.description = Some(v.to_string()))),
+    m("name", "", Str, "", "the job's name (default: its section's)", Set::Str(|s, v| s.name = Some(v.to_string()))).job_only(),
+    x("wait_for", "", Str, "", "start after the named job finishes"),
+    m("filename", "", Str, "", "the file or device the job does I/O to", Set::Custom(set::filename)).prio(-1),
+    m("directory", "", Str, "", "where the job's files are", Set::Custom(set::directory)),
+    x("filename_format", "", Str, "$jobname.$jobnum.$filenum", "how file names are made").prio(-1),
+    q("unique_filename", "", Bool, "1", "prefix files with the client's name", "client/server mode only"),
+    x("lockfile", "", EnumArg(&["none", "exclusive", "readwrite"]), "none", "lock files around each I/O").prio(1),
+    x("opendir", "", Str, "", "use every file below a directory"),
+    m("rw", "readwrite", RW, "read", "I/O pattern: direction and sequential or random", Set::Custom(set::rw)),
+    x("rw_sequencer", "", Enum(&["sequential", "identical"]), "sequential", "how the offsets of rw=...:N advance"),
+    m("ioengine", "", Other("libaio, io_uring, psync, sync, pvsync2 or null"), "psync", "how I/O is submitted", Set::Custom(set::ioengine)),
+    m("iodepth", "", Int(1, U32), "1", "I/Os kept in flight (1 on the synchronous engines)", Set::Int(|s, v, _| s.iodepth = v as u32)),
+    m("iodepth_batch", "iodepth_batch_submit", Int(0, U32), "1", "I/Os submitted at once (0: the depth)", Set::Int(|s, v, _| s.iodepth_batch = v as u32)),
+    m("iodepth_batch_complete_min", "iodepth_batch_complete", Int(0, U32), "1", "fewest completions reaped at once", Set::Int(|s, v, _| s.batch_complete_min = v as u32)),
+    m("iodepth_batch_complete_max", "", Int(0, U32), "", "most completions reaped at once (default: the minimum)", Set::Int(|s, v, _| s.batch_complete_max = v as u32)),
+    x("iodepth_low", "", Int(0, U32), "", "refill the queue only when it drains to this depth"),
+    x("serialize_overlap", "", Bool, "0", "never have overlapping I/Os in flight"),
+    x("io_submit_mode", "", Enum(&["inline", "offload"]), "inline", "submit from the job or from a helper thread"),
+    m("size", "", Size(true), "", "bytes of the file or device the job covers", Set::Custom(set::size)),
+    x("io_size", "io_limit", Size(true), "", "bytes of I/O to do, apart from the region's size"),
+    x("fill_device", "fill_fs", Bool, "0", "write until the device is full"),
+    m("filesize", "", Size(false), "", "size of each file (fio: also a range)", Set::Custom(set::filesize)),
+    x("file_append", "", Bool, "0", "do I/O after the end of the file"),
+    m("offset", "fileoffset", Size(true), "0", "where in the file or device the job's region starts", Set::Custom(set::offset)),
+    x("offset_align", "", Int(0, MAX), "0", "alignment of a percentage offset"),
+    x("offset_increment", "", Size(true), "0", "how far each numjobs clone's offset moves"),
+    m("number_ios", "", Int(0, MAX), "0", "stop after this many I/Os (0: no limit)", Set::Int(|s, v, _| s.number_ios = v)),
+    m("bs", "blocksize", BlockSizes, "4k", "block size, per direction", Set::Custom(set::bs)),
+    x("ba", "blockalign", BlockSizes, "", "alignment of random offsets"),
+    x("bsrange", "blocksize_range", Other("MIN-MAX block sizes, per direction"), "", "block sizes drawn from a range"),
+    m("bssplit", "", Other("BS/PERCENT:..., per direction"), "", "a mix of block sizes", Set::Custom(set::bssplit)),
+    x("bs_unaligned", "blocksize_unaligned", Flag, "", "bsrange sizes need not be multiples of the smallest"),
+    x("bs_is_seq_rand", "", Bool, "0", "block sizes by sequential/random instead of read/write"),
+    q("randrepeat", "", Bool, "1", "same random sequence each run", OWN_RNG),
+    q("randseed", "", Int(0, MAX), "", "seed of the random generators", "seed of fio's own RNG; nvmesim seeds every random stream from its --seed"),
+    m("norandommap", "", Flag, "", "random offsets may repeat before all are covered", Set::Bool(|s, v, _| s.norandommap = v)),
+    q("softrandommap", "", Bool, "0", "go on without a random map if it cannot be allocated", "only matters when fio cannot allocate its random map; nvmesim needs none"),
+    q("random_generator", "", EnumArg(&["tausworthe", "lfsr", "tausworthe64"]), "tausworthe", "which random generator fio uses", "which PRNG fio uses; nvmesim uses its own generators"),
+    m("random_distribution", "", Other("random, zipf[:theta] or pareto[:h]"), "random", "how random offsets are spread", Set::Custom(set::random_distribution)),
+    x("percentage_random", "", IntDirs(0, 100), "100", "the random share of the I/Os, per direction"),
+    x("percentage_sequential", "", IntDirs(0, 100), "0", "the sequential share of the I/Os, per direction"),
+    q("allrandrepeat", "", Bool, "0", "same sequence for every random generator", OWN_RNG),
+    x("nrfiles", "nr_files", Int(1, U32), "1", "files per job"),
+    x("openfiles", "", Int(1, U32), "", "files kept open at once"),
+    x("file_service_type", "", EnumArg(&["random", "roundrobin", "sequential", "zipf", "pareto", "normal", "gauss"]), "roundrobin", "how the next file is picked"),
+    q("fallocate", "", EnumArg(FALLOCATE), "native", "how files are preallocated", "file preallocation during layout; there is no file system"),
+    q("fadvise_hint", "", EnumArg(&["0", "1", "random", "sequential"]), "1", "page-cache advice for the access pattern", "page-cache advice (posix_fadvise); the simulator has no page cache"),
+    m("fsync", "", Int(0, U32), "0", "fsync after every N writes (0: never)", Set::Int(|s, v, at| s.fsync_blocks = (v as u32, at))),
+    m("fdatasync", "", Int(0, U32), "0", "fdatasync after every N writes (0: never)", Set::Int(|s, v, at| s.fdatasync_blocks = (v as u32, at))),
+    x("write_barrier", "", Int(0, U32), "0", "make every Nth write a barrier"),
+    x("sync_file_range", "", Other("wait_before, write, wait_after, then :N"), "", "sync_file_range after every N writes"),
+    m("direct", "", Bool, "0", "O_DIRECT I/O (nvmesim: required; a job without it runs direct)", Set::Custom(set::direct)),
+    x("atomic", "", Bool, "0", "atomic direct I/O"),
+    m("buffered", "", Bool, "1", "buffered I/O (refused: no page cache model)", Set::Custom(set::buffered)),
+    x("overwrite", "", Bool, "0", "lay files out first so writes overwrite"),
+    m("loops", "", Int(0, U32), "1", "run the job this many times", Set::Int(|s, v, _| s.loops = (v as u32).max(1))),
+    m("numjobs", "", Int(1, 4096), "1", "clones of the job", Set::Custom(set::numjobs)),
+    m("startdelay", "", Time(true), "0", "wait this long before starting (fio: also a range)", Set::Custom(set::startdelay)),
+    m("runtime", "timeout", Time(true), "0", "stop after this long (0: when the region is done)", Set::Time(|s, v, _| s.runtime_ns = v)),
+    m("time_based", "", Flag, "", "run for the whole runtime, looping over the region", Set::Bool(|s, v, at| s.time_based = v.then_some(at))),
+    x("verify_only", "", Flag, "", "only verify, do not write"),
+    m("ramp_time", "", Time(true), "0", "run this long before collecting statistics", Set::Time(|s, v, _| s.ramp_time_ns = v)),
+    q("clocksource", "", EnumArg(CLOCKS), "", "fio's source of time", "fio's timing source; the simulator has a single exact clock"),
+    q("mem", "iomem", EnumArg(MEMS), "malloc", "where I/O buffers come from", "allocator of fio's I/O buffers (malloc/shm/mmap); buffer memory is not modelled"),
+    q("iomem_align", "mem_align", Int(0, MAX), "0", "alignment of I/O buffers in memory", "alignment of fio's I/O buffers in memory; buffer memory is not modelled"),
+    m("verify", "", Other("0 or a checksum method (md5, crc32c, ...)"), "0", "verify written data (nvmesim: the writes only)", Set::Custom(set::verify)),
+    x("do_verify", "", Bool, "1", "run the verify phase after the writes"),
+    x("verifysort", "", Bool, "1", "verify in offset order"),
+    x("verifysort_nr", "", Int(0, 131072), "1024", "pending verifies kept sorted"),
+    x("verify_interval", "", Int(0, U32), "", "bytes per verify header"),
+    x("verify_offset", "", Int(0, U32), "0", "where in the block the verify header goes"),
+    x("verify_pattern", "", Str, "", "data pattern to write and check"),
+    x("verify_fatal", "", Bool, "0", "stop on the first verify failure"),
+    x("verify_dump", "", Bool, "0", "dump blocks that fail to verify"),
+    x("verify_async", "", Int(0, U32), "0", "verify threads"),
+    x("verify_backlog", "", Int(0, MAX), "", "verify after every N writes"),
+    x("verify_backlog_batch", "", Int(0, U32), "", "blocks verified per backlog round"),
+    x("verify_async_cpus", "", CPUS, "", "CPUs of the verify threads"),
+    x("experimental_verify", "", Bool, "0", "verify by replaying the written offsets"),
+    x("verify_state_load", "", Bool, "0", "load the verify state of an earlier run"),
+    x("verify_state_save", "", Bool, "1", "save the verify state at the end"),
+    x("trim_percentage", "", Int(0, 100), "", "share of verified blocks to trim"),
+    x("trim_verify_zero", "", Bool, "1", "trimmed blocks must read as zeroes"),
+    x("trim_backlog", "", Int(0, MAX), "", "trim after every N blocks"),
+    x("trim_backlog_batch", "", Int(0, U32), "", "blocks trimmed per backlog round"),
+    x("write_iolog", "", Str, "", "record the I/Os to a file"),
+    m("read_iolog", "", Str, "", "replay the I/Os of a log", Set::Str(|s, v| s.read_iolog = Some(v.to_string()))),
+    x("read_iolog_chunked", "", Bool, "0", "read the replay log in chunks"),
+    m("replay_no_stall", "", BareBool, "0", "replay as fast as possible, ignoring the log's times", Set::Bool(|s, v, _| s.replay_no_stall = v)),
+    x("replay_redirect", "", Str, "", "replay onto another device"),
+    x("replay_scale", "", Int(1, MAX), "1", "divide the log's offsets by this"),
+    x("replay_align", "", Int(0, MAX), "", "align the log's offsets"),
+    m("replay_time_scale", "", Int(1, U32), "100", "replay speed in percent of the log's", Set::Int(|s, v, _| s.replay_time_scale = v as u32)),
+    x("replay_skip", "", Other("read, write, trim, sync, comma-separated"), "", "directions left out of a replay"),
+    x("merge_blktrace_file", "", Str, "", "merged blktrace output"),
+    x("merge_blktrace_scalars", "", FloatList, "", "time scale of each merged trace"),
+    x("merge_blktrace_iters", "", FloatList, "", "repeats of each merged trace"),
+    x("exec_prerun", "", Str, "", "command run before the job"),
+    x("exec_postrun", "", Str, "", "command run after the job"),
+    x("ioscheduler", "", Str, "", "the device's I/O scheduler"),
+    x("zonemode", "", Enum(&["none", "strided", "zbd"]), "none", "how the device's zones are used"),
+    x("zonesize", "", Size(false), "0", "bytes of I/O per zone"),
+    x("zonecapacity", "", Size(false), "0", "usable bytes per zone"),
+    x("zonerange", "", Size(false), "0", "bytes per zone"),
+    x("zoneskip", "", Size(false), "0", "bytes skipped after each zone"),
+    x("read_beyond_wp", "", Bool, "0", "read past a zone's write pointer"),
+    x("max_open_zones", "", Int(0, U32), "0", "open zones of a zoned device"),
+    x("job_max_open_zones", "", Int(0, U32), "0", "open zones of one job"),
+    x("ignore_zone_limits", "", Bool, "0", "ignore the device's zone limits"),
+    x("zone_reset_threshold", "", Other("a fraction 0..1"), "", "reset zones above this use"),
+    x("zone_reset_frequency", "", Other("a fraction 0..1"), "", "how often zones are reset"),
+    q("lockmem", "", Int(0, MAX), "0", "lock this much host memory", "mlock()s host memory; host memory is not modelled"),
+    m("rwmixread", "", Int(0, 100), "50", "percent of reads in a mixed job", Set::Int(|s, v, _| s.rwmixread = v as u32)),
+    m("rwmixwrite", "", Int(0, 100), "50", "percent of writes in a mixed job", Set::Int(|s, v, _| s.rwmixread = 100 - v as u32)),
+    x("rwmixcycle", "", Int(0, U32), "", "old name of a mix period (deprecated in fio)"),
+    x("nice", "", Other("-20..19"), "0", "the job's nice level"),
+    m("prio", "", Int(0, 7), "", "I/O priority level (ioprio)", Set::Int(|s, v, _| s.prio = v as u8)),
+    m("prioclass", "", Int(0, 3), "", "I/O priority class (ioprio)", Set::Int(|s, v, _| s.prioclass = v as u8)),
+    m("thinktime", "", Time(false), "0", "pause between I/Os (bare numbers are microseconds)", Set::Time(|s, v, _| s.thinktime_ns = v)),
+    x("thinktime_spin", "", Time(false), "0", "spin the CPU for part of the thinktime"),
+    m("thinktime_blocks", "", Int(1, U32), "1", "I/Os between thinktimes", Set::Int(|s, v, _| s.thinktime_blocks = v as u32)),
+    x("thinktime_blocks_type", "", Enum(&["complete", "issue"]), "complete", "what thinktime_blocks counts"),
+    x("thinktime_iotime", "", Time(true), "0", "think after this much I/O time"),
+    x("rate", "", IntDirs(0, MAX), "", "bandwidth cap in bytes/s, per direction"),
+    x("rate_min", "ratemin", IntDirs(0, MAX), "", "lowest bandwidth before the job fails"),
+    m("rate_iops", "", IntDirs(0, U32), "", "IOPS cap, per direction", Set::Custom(set::rate_iops)),
+    x("rate_iops_min", "", IntDirs(0, U32), "", "lowest IOPS before the job fails"),
+    x("rate_process", "", Enum(&["linear", "poisson"]), "linear", "how rated I/Os are spaced"),
+    x("rate_cycle", "ratecycle", Int(0, U32), "1000", "window of the rate_min check, in ms"),
+    x("rate_ignore_thinktime", "", Bool, "0", "rated I/O ignores thinktime"),
+    x("max_latency", "", Time(false), "", "fail the job above this latency"),
+    x("latency_target", "", Time(false), "", "find the depth that keeps latency under this"),
+    x("latency_window", "", Time(false), "", "window of the latency target"),
+    x("latency_percentile", "", Other("a percentage"), "100", "share of I/Os that must meet the target"),
+    x("latency_run", "", Bool, "0", "keep searching for the latency target"),
+    q("invalidate", "", Bool, "1", "drop cached pages of the file first", "drops the host page cache before the job; the simulator has no page cache"),
+    m("sync", "", Enum(&["none", "0", "sync", "1", "dsync"]), "none", "O_SYNC or O_DSYNC writes", Set::Custom(set::sync)),
+    x("write_hint", "", Enum(&["none", "short", "medium", "long", "extreme"]), "", "lifetime hint for written data"),
+    q("create_serialize", "", Bool, "1", "lay files out one at a time", "file-creation ordering during layout; there is no file system"),
+    q("create_fsync", "", Bool, "1", "fsync after laying a file out", "fsync after file layout; there is no file system"),
+    q("create_on_open", "", Bool, "0", "create files when first opened", "when files are created; there is no file system"),
+    x("create_only", "", Bool, "0", "only lay files out"),
+    q("allow_file_create", "", Bool, "1", "files may be created", "permission to create files; there is no file system"),
+    q("allow_mounted_write", "", Bool, "0", "writes to a mounted device are allowed", "safety check against writing mounted devices; nothing is mounted"),
+    x("pre_read", "", Bool, "0", "read files into the page cache first"),
+    x("cpumask", "", Int(0, MAX), "", "CPUs the job may use, as a bit mask"),
+    m("cpus_allowed", "", CPUS, "", "CPUs the job may run on", Set::Custom(set::cpus_allowed)),
+    m("cpus_allowed_policy", "", Enum(&["shared", "split"]), "shared", "whether clones share the CPUs or split them", Set::Str(|s, v| s.cpus_allowed_policy = if v == "split" { CpusAllowedPolicy::Split } else { CpusAllowedPolicy::Shared })).prio(1),
+    x("numa_cpu_nodes", "", Other("NUMA nodes"), "", "NUMA nodes the job runs on"),
+    x("numa_mem_policy", "", Other("default, prefer:N, bind:N, interleave:N or local"), "", "NUMA memory policy"),
+    x("gpu_dev_id", "", Int(0, U32), "0", "GPU of GPUDirect buffers"),
+    x("end_fsync", "", Bool, "0", "fsync when the job ends"),
+    x("fsync_on_close", "", Bool, "0", "fsync when a file is closed"),
+    q("unlink", "", Bool, "0", "delete files when the job ends", "removes files after the job; there is no file system"),
+    q("unlink_each_loop", "", Bool, "0", "delete files after each loop", "removes files after each loop; there is no file system"),
+    x("exitall", "", Flag, "", "stop every job when this one ends"),
+    x("exit_what", "", Enum(&["group", "stonewall", "all"]), "group", "which jobs exitall stops"),
+    x("exitall_on_error", "", Flag, "", "stop every job when this one fails"),
+    m("stonewall", "wait_for_previous", Flag, "", "wait for the jobs before to end, and start a group", Set::Bool(|s, v, _| s.stonewall = v)),
+    m("new_group", "", Flag, "", "start a reporting group", Set::Bool(|s, v, _| s.new_group = v)),
+    q("thread", "", Flag, "", "jobs are threads, not processes", "threads vs processes: the simulated job thread behaves the same either way").sets(Set::Bool(|s, v, _| s.thread = v)),
+    x("per_job_logs", "", Bool, "1", "one log file per job"),
+    m("write_bw_log", "", OptStr, "", "log bandwidth (prefix: the job's name)", Set::Custom(set::write_bw_log)),
+    m("write_lat_log", "", OptStr, "", "log latencies (prefix: the job's name)", Set::Custom(set::write_lat_log)),
+    m("write_iops_log", "", OptStr, "", "log IOPS (prefix: the job's name)", Set::Custom(set::write_iops_log)),
+    q("log_entries", "", Int(0, MAX), "1024", "initial entries of the in-memory logs", "initial size of fio's in-memory log buffers"),
+    m("log_avg_msec", "", Int(0, U32), "0", "average log samples over this many ms (0: every I/O)", Set::Int(|s, v, _| s.log_avg_msec = v)),
+    x("log_hist_msec", "", Int(0, U32), "0", "histogram log period in ms"),
+    x("log_hist_coarseness", "", Int(0, 6), "0", "merge histogram bins"),
+    x("write_hist_log", "", Str, "", "log latency histograms"),
+    x("log_max_value", "", Bool, "0", "log a window's maximum, not its mean"),
+    x("log_offset", "", Bool, "0", "log each I/O's offset"),
+    x("log_prio", "", Bool, "0", "log each I/O's priority"),
+    x("log_compression", "", Size(false), "", "compress logs in chunks of this size"),
+    x("log_compression_cpus", "", CPUS, "", "CPUs of log compression"),
+    x("log_store_compressed", "", Bool, "0", "store logs compressed"),
+    x("log_unix_epoch", "", Bool, "0", "log times since the Unix epoch"),
+    x("log_alternate_epoch", "", Bool, "0", "log times since another clock's epoch"),
+    x("log_alternate_epoch_clock_id", "", Int(0, U32), "", "the other clock"),
+    x("block_error_percentiles", "", Bool, "0", "report trim error percentiles"),
+    x("bwavgtime", "", Int(0, U32), "500", "bandwidth averaging window in ms"),
+    x("iopsavgtime", "", Int(0, U32), "500", "IOPS averaging window in ms"),
+    m("group_reporting", "", Flag, "", "report each group as a whole", Set::Bool(|s, v, _| s.group_reporting = v)),
+    x("stats", "", Bool, "1", "collect statistics"),
+    q("zero_buffers", "", Flag, "", "write buffers of zeroes", NO_DATA),
+    q("refill_buffers", "", Flag, "", "refill write buffers every I/O", NO_DATA),
+    q("scramble_buffers", "", Bool, "1", "vary write buffers a little", NO_DATA),
+    q("buffer_pattern", "", Str, "", "write buffers filled with a pattern", NO_DATA),
+    x("buffer_compress_percentage", "", Int(0, 100), "", "how compressible written data is"),
+    x("buffer_compress_chunk", "", Int(0, MAX), "512", "granularity of compressible data"),
+    x("dedupe_percentage", "", Int(0, 100), "", "share of written blocks that repeat"),
+    x("dedupe_global", "", Bool, "0", "dedupe across jobs"),
+    x("dedupe_mode", "", Enum(&["repeat", "working_set"]), "repeat", "how repeated blocks are chosen"),
+    x("dedupe_working_set_percentage", "", Int(0, 100), "5", "working set of repeated blocks"),
+    m("clat_percentiles", "", Bool, "1", "report completion latency percentiles", Set::Bool(|s, v, _| s.clat_percentiles = v)),
+    m("lat_percentiles", "", Bool, "0", "report total latency percentiles", Set::Bool(|s, v, _| s.lat_percentiles = v)),
+    m("slat_percentiles", "", Bool, "0", "report submission latency percentiles", Set::Bool(|s, v, _| s.slat_percentiles = v)),
+    m("percentile_list", "", FloatList, "", "the percentiles reported (at most 20)", Set::Custom(set::percentile_list)),
+    x("significant_figures", "", Int(1, 10), "4", "digits of percentiles in JSON+"),
+    m("disk_util", "", Bool, "1", "report disk utilization", Set::Bool(|s, v, _| s.disk_util = v)),
+    x("gtod_reduce", "", Bool, "0", "fewer time calls, fewer statistics"),
+    x("disable_lat", "", Bool, "0", "no total latency statistics"),
+    x("disable_clat", "", Bool, "0", "no completion latency statistics"),
+    x("disable_slat", "", Bool, "0", "no submission latency statistics"),
+    x("disable_bw_measurement", "disable_bw", Bool, "0", "no bandwidth statistics"),
+    x("gtod_cpu", "", Int(0, U32), "", "a CPU that only keeps time"),
+    m("unified_rw_reporting", "", Enum(&["none", "mixed", "both", "0", "1", "2"]), "none", "report directions apart, mixed, or both", Set::Str(set::unified_rw)),
+    m("continue_on_error", "", Enum(&["none", "read", "write", "io", "verify", "all", "0", "1"]), "none", "errors that do not stop the job", Set::Str(|s, v| s.continue_on_error = !matches!(v, "none" | "0"))),
+    x("ignore_error", "", Other("error lists per direction"), "", "errors to ignore"),
+    q("error_dump", "", Bool, "0", "dump every I/O error", "dumps information on I/O errors; the simulator produces none"),
+    x("profile", "", Str, "", "a built-in job profile"),
+    x("cgroup", "", Str, "", "the job's cgroup"),
+    x("cgroup_nodelete", "", Bool, "0", "keep the cgroup after the job"),
+    x("cgroup_weight", "", Int(100, 1000), "", "the cgroup's I/O weight"),
+    q("uid", "", Int(0, MAX), "", "user id the job runs as", "user id the job runs as"),
+    q("gid", "", Int(0, MAX), "", "group id the job runs as", "group id the job runs as"),
+    m("kb_base", "", Enum(&["1024", "1000"]), "1024", "what k means in sizes, and which spelling is IEC", Set::Str(|s, v| s.kb_base = if v == "1000" { 1000 } else { 1024 })).prio(1),
+    x("unit_base", "", Enum(&["0", "8", "1"]), "0", "bits or bytes in reported rates").prio(1),
+    q("hugepage-size", "", Int(0, MAX), "", "huge page size of I/O buffers", "huge page size for fio's buffers; buffer memory is not modelled"),
+    x("flow_id", "", Int(0, U32), "0", "the flow the job belongs to"),
+    x("flow", "", Int(0, U32), "0", "the job's weight in its flow"),
+    x("flow_watermark", "", Int(0, U32), "", "old flow limit (deprecated in fio)"),
+    x("flow_sleep", "", Int(0, U32), "0", "microseconds to wait when ahead of the flow"),
+    m("steadystate", "ss", Other("iops, iops_slope, bw or bw_slope, ':' and a limit (% or absolute)"), "iops_slope:0.01%", "stop when this criterion holds", Set::Custom(set::steadystate)),
+    m("steadystate_duration", "ss_dur", Time(true), "0", "window of the steady-state check (whole seconds, at most a day)", Set::Custom(set::steadystate_duration)),
+    m("steadystate_ramp_time", "ss_ramp", Time(true), "0", "wait this long before the steady-state check", Set::Time(|s, v, _| s.ss_ramp_ns = v)),
+    // The engines' own options (fio parses them after the core options, once the engine is loaded).
+    m("cmdprio_percentage", "", IntDirs(0, 100), "", "percent of I/Os sent with cmdprio_class", Set::Custom(set::cmdprio_percentage)).on(&["libaio", "io_uring"]),
+    m("cmdprio_class", "", IntDirs(1, 3), "", "priority class of the cmdprio share (default RT)", Set::Custom(set::cmdprio_class)).on(&["libaio", "io_uring"]),
+    m("cmdprio", "", IntDirs(0, 7), "", "priority level of the cmdprio share", Set::Custom(set::cmdprio)).on(&["libaio", "io_uring"]),
+    x("cmdprio_bssplit", "", Other("BS/PERCENT[/CLASS/LEVEL]:..."), "", "priorities by block size").on(&["libaio", "io_uring"]).because("use cmdprio_percentage").sets(Set::Custom(set::cmdprio_bssplit)),
+    x("userspace_reap", "", Bool, "0", "reap completions without a system call").on(&["libaio"]),
+    x("nowait", "", Bool, "0", "RWF_NOWAIT: fail I/O that would block").on(&["libaio", "io_uring", "pvsync2"]),
+    x("hipri", "", Bool, "0", "polled completions").on(&["io_uring", "pvsync2"]),
+    x("hipri_percentage", "", Int(0, 100), "100", "share of polled I/Os").on(&["pvsync2"]),
+    x("uncached", "", Int(0, 1), "0", "RWF_UNCACHED buffered I/O").on(&["io_uring", "pvsync2"]),
+    x("fixedbufs", "", Bool, "0", "pre-registered I/O buffers").on(&["io_uring"]),
+    x("registerfiles", "", Bool, "0", "pre-registered files").on(&["io_uring"]),
+    x("sqthread_poll", "", Bool, "0", "a kernel thread polls the submission queue").on(&["io_uring"]),
+    x("sqthread_poll_cpu", "", Int(0, U32), "", "CPU of the polling kernel thread").on(&["io_uring"]),
+    x("nonvectored", "", Other("-1, 0 or 1"), "-1", "non-vectored read and write commands").on(&["io_uring"]),
+    x("force_async", "", Int(0, U32), "0", "IOSQE_ASYNC on every Nth I/O").on(&["io_uring"]),
+];
+
+/// The option called `key` (its name, or a core option's alias).
+pub(super) fn lookup(key: &str) -> Option<&'static FioOption> {
+    OPTIONS
+        .iter()
+        .find(|o| o.name == key || (!o.alias.is_empty() && o.alias == key))
+}
 
 /// Whether a fio job option takes a value on the command line (`None`: not
 /// a job option). fio's flag options (`FIO_OPT_STR_SET`: `time_based`,
 /// `group_reporting`, ...) take one only as `--flag=1`; the others also
 /// take the next argument (`--bs 4k`).
 pub fn cmdline_option(key: &str) -> Option<bool> {
-    // options.c: the options of type FIO_OPT_STR_SET, with their aliases.
-    const FLAGS: &[&str] = &[
-        "blocksize_unaligned",
-        "bs_unaligned",
-        "exitall",
-        "exitall_on_error",
-        "group_reporting",
-        "new_group",
-        "norandommap",
-        "refill_buffers",
-        "stonewall",
-        "thread",
-        "time_based",
-        "verify_only",
-        "wait_for_previous",
-        "zero_buffers",
-    ];
-    lookup(key)?;
-    Some(!FLAGS.contains(&key))
+    lookup(key).map(|o| o.kind != Kind::Flag)
 }
 
 /// The closest fio job option to `key` (fio's "Did you mean" rule), if any.
@@ -136,266 +492,188 @@ pub fn closest_option(key: &str) -> Option<&'static str> {
     did_you_mean(key)
 }
 
-// Option tables (fio 3.33 options.c, in table order; `alias` is "" if none).
+/// Real fio options that nvmesim accepts and ignores, with the reason the
+/// simulator cannot observe their effect. Any fio option that is neither
+/// modelled nor one of these is rejected as "not supported by nvmesim".
+pub fn ignored_options() -> impl Iterator<Item = (&'static str, &'static str)> {
+    OPTIONS.iter().filter_map(|o| match o.answer {
+        Answer::NoEffect(why) => Some((o.name, why)),
+        _ => None,
+    })
+}
 
-/// Every core fio option name (from `fio_options[]`) with its alias.
-pub(super) const FIO_OPTIONS: &[(&str, &str)] = &[
-    ("description", ""),
-    ("name", ""),
-    ("wait_for", ""),
-    ("filename", ""),
-    ("directory", ""),
-    ("filename_format", ""),
-    ("unique_filename", ""),
-    ("lockfile", ""),
-    ("opendir", ""),
-    ("rw", "readwrite"),
-    ("rw_sequencer", ""),
-    ("ioengine", ""),
-    ("iodepth", ""),
-    ("iodepth_batch", "iodepth_batch_submit"),
-    ("iodepth_batch_complete_min", "iodepth_batch_complete"),
-    ("iodepth_batch_complete_max", ""),
-    ("iodepth_low", ""),
-    ("serialize_overlap", ""),
-    ("io_submit_mode", ""),
-    ("size", ""),
-    ("io_size", "io_limit"),
-    ("fill_device", "fill_fs"),
-    ("filesize", ""),
-    ("file_append", ""),
-    ("offset", "fileoffset"),
-    ("offset_align", ""),
-    ("offset_increment", ""),
-    ("number_ios", ""),
-    ("bs", "blocksize"),
-    ("ba", "blockalign"),
-    ("bsrange", "blocksize_range"),
-    ("bssplit", ""),
-    ("bs_unaligned", "blocksize_unaligned"),
-    ("bs_is_seq_rand", ""),
-    ("randrepeat", ""),
-    ("randseed", ""),
-    ("norandommap", ""),
-    ("softrandommap", ""),
-    ("random_generator", ""),
-    ("random_distribution", ""),
-    ("percentage_random", ""),
-    ("percentage_sequential", ""),
-    ("allrandrepeat", ""),
-    ("nrfiles", "nr_files"),
-    ("openfiles", ""),
-    ("file_service_type", ""),
-    ("fallocate", ""),
-    ("fadvise_hint", ""),
-    ("fsync", ""),
-    ("fdatasync", ""),
-    ("write_barrier", ""),
-    ("sync_file_range", ""),
-    ("direct", ""),
-    ("atomic", ""),
-    ("buffered", ""),
-    ("overwrite", ""),
-    ("loops", ""),
-    ("numjobs", ""),
-    ("startdelay", ""),
-    ("runtime", "timeout"),
-    ("time_based", ""),
-    ("verify_only", ""),
-    ("ramp_time", ""),
-    ("clocksource", ""),
-    ("mem", "iomem"),
-    ("iomem_align", "mem_align"),
-    ("verify", ""),
-    ("do_verify", ""),
-    ("verifysort", ""),
-    ("verifysort_nr", ""),
-    ("verify_interval", ""),
-    ("verify_offset", ""),
-    ("verify_pattern", ""),
-    ("verify_fatal", ""),
-    ("verify_dump", ""),
-    ("verify_async", ""),
-    ("verify_backlog", ""),
-    ("verify_backlog_batch", ""),
-    ("verify_async_cpus", ""),
-    ("experimental_verify", ""),
-    ("verify_state_load", ""),
-    ("verify_state_save", ""),
-    ("trim_percentage", ""),
-    ("trim_verify_zero", ""),
-    ("trim_backlog", ""),
-    ("trim_backlog_batch", ""),
-    ("write_iolog", ""),
-    ("read_iolog", ""),
-    ("read_iolog_chunked", ""),
-    ("replay_no_stall", ""),
-    ("replay_redirect", ""),
-    ("replay_scale", ""),
-    ("replay_align", ""),
-    ("replay_time_scale", ""),
-    ("replay_skip", ""),
-    ("merge_blktrace_file", ""),
-    ("merge_blktrace_scalars", ""),
-    ("merge_blktrace_iters", ""),
-    ("exec_prerun", ""),
-    ("exec_postrun", ""),
-    ("ioscheduler", ""),
-    ("zonemode", ""),
-    ("zonesize", ""),
-    ("zonecapacity", ""),
-    ("zonerange", ""),
-    ("zoneskip", ""),
-    ("read_beyond_wp", ""),
-    ("max_open_zones", ""),
-    ("job_max_open_zones", ""),
-    ("ignore_zone_limits", ""),
-    ("zone_reset_threshold", ""),
-    ("zone_reset_frequency", ""),
-    ("lockmem", ""),
-    ("rwmixread", ""),
-    ("rwmixwrite", ""),
-    ("rwmixcycle", ""),
-    ("nice", ""),
-    ("prio", ""),
-    ("prioclass", ""),
-    ("thinktime", ""),
-    ("thinktime_spin", ""),
-    ("thinktime_blocks", ""),
-    ("thinktime_blocks_type", ""),
-    ("thinktime_iotime", ""),
-    ("rate", ""),
-    ("rate_min", "ratemin"),
-    ("rate_iops", ""),
-    ("rate_iops_min", ""),
-    ("rate_process", ""),
-    ("rate_cycle", "ratecycle"),
-    ("rate_ignore_thinktime", ""),
-    ("max_latency", ""),
-    ("latency_target", ""),
-    ("latency_window", ""),
-    ("latency_percentile", ""),
-    ("latency_run", ""),
-    ("invalidate", ""),
-    ("sync", ""),
-    ("write_hint", ""),
-    ("create_serialize", ""),
-    ("create_fsync", ""),
-    ("create_on_open", ""),
-    ("create_only", ""),
-    ("allow_file_create", ""),
-    ("allow_mounted_write", ""),
-    ("pre_read", ""),
-    ("cpumask", ""),
-    ("cpus_allowed", ""),
-    ("cpus_allowed_policy", ""),
-    ("numa_cpu_nodes", ""),
-    ("numa_mem_policy", ""),
-    ("gpu_dev_id", ""),
-    ("end_fsync", ""),
-    ("fsync_on_close", ""),
-    ("unlink", ""),
-    ("unlink_each_loop", ""),
-    ("exitall", ""),
-    ("exit_what", ""),
-    ("exitall_on_error", ""),
-    ("stonewall", "wait_for_previous"),
-    ("new_group", ""),
-    ("thread", ""),
-    ("per_job_logs", ""),
-    ("write_bw_log", ""),
-    ("write_lat_log", ""),
-    ("write_iops_log", ""),
-    ("log_entries", ""),
-    ("log_avg_msec", ""),
-    ("log_hist_msec", ""),
-    ("log_hist_coarseness", ""),
-    ("write_hist_log", ""),
-    ("log_max_value", ""),
-    ("log_offset", ""),
-    ("log_prio", ""),
-    ("log_compression", ""),
-    ("log_compression_cpus", ""),
-    ("log_store_compressed", ""),
-    ("log_unix_epoch", ""),
-    ("log_alternate_epoch", ""),
-    ("log_alternate_epoch_clock_id", ""),
-    ("block_error_percentiles", ""),
-    ("bwavgtime", ""),
-    ("iopsavgtime", ""),
-    ("group_reporting", ""),
-    ("stats", ""),
-    ("zero_buffers", ""),
-    ("refill_buffers", ""),
-    ("scramble_buffers", ""),
-    ("buffer_pattern", ""),
-    ("buffer_compress_percentage", ""),
-    ("buffer_compress_chunk", ""),
-    ("dedupe_percentage", ""),
-    ("dedupe_global", ""),
-    ("dedupe_mode", ""),
-    ("dedupe_working_set_percentage", ""),
-    ("clat_percentiles", ""),
-    ("lat_percentiles", ""),
-    ("slat_percentiles", ""),
-    ("percentile_list", ""),
-    ("significant_figures", ""),
-    ("disk_util", ""),
-    ("gtod_reduce", ""),
-    ("disable_lat", ""),
-    ("disable_clat", ""),
-    ("disable_slat", ""),
-    ("disable_bw_measurement", "disable_bw"),
-    ("gtod_cpu", ""),
-    ("unified_rw_reporting", ""),
-    ("continue_on_error", ""),
-    ("ignore_error", ""),
-    ("error_dump", ""),
-    ("profile", ""),
-    ("cgroup", ""),
-    ("cgroup_nodelete", ""),
-    ("cgroup_weight", ""),
-    ("uid", ""),
-    ("gid", ""),
-    ("kb_base", ""),
-    ("unit_base", ""),
-    ("hugepage-size", ""),
-    ("flow_id", ""),
-    ("flow", ""),
-    ("flow_watermark", ""),
-    ("flow_sleep", ""),
-    ("steadystate", "ss"),
-    ("steadystate_duration", "ss_dur"),
-    ("steadystate_ramp_time", "ss_ramp"),
-];
+/// Every option as a Markdown table: name (alias), value, default, where
+/// it may be written, and what nvmesim does with it (fio compatibility).
+pub fn options_markdown() -> String {
+    let mut out =
+        String::from("| option | value | default | where | nvmesim | what it does |\n|---|---|---|---|---|---|\n");
+    for o in OPTIONS {
+        let name = match o.alias {
+            "" => format!("`{}`", o.name),
+            a => format!("`{}` (`{a}`)", o.name),
+        };
+        let place = match (o.scope, o.engines) {
+            (Scope::Job, _) => "job".to_string(),
+            (Scope::Both, []) => "global, job".to_string(),
+            (Scope::Both, e) => format!("global, job; ioengine {}", e.join(", ")),
+        };
+        let answer = match o.answer {
+            Answer::Modelled => "modelled".to_string(),
+            Answer::NoEffect(why) => format!("no effect: {why}"),
+            Answer::Refused("") => "refused: an engine option nvmesim does not implement".to_string(),
+            Answer::Refused(why) => format!("refused: {why}"),
+        };
+        let default = match o.default {
+            "" => String::new(),
+            d => format!("`{d}`"),
+        };
+        out += &format!(
+            "| {name} | {} | {default} | {place} | {answer} | {} |\n",
+            o.kind.grammar(),
+            o.help
+        );
+    }
+    out
+}
 
-/// `.prio` of the options that have one in `options.c` (fio parses higher first).
-pub(super) fn option_prio(name: &str) -> i32 {
-    match name {
-        "lockfile" | "cpus_allowed_policy" | "kb_base" | "unit_base" => 1,
-        "filename" | "filename_format" => -1,
-        _ => 0,
+/// fio's `show_closest_option`: Levenshtein distance over option names, shown
+/// when the distance is at most half the length; a case-insensitive match wins.
+pub(super) fn did_you_mean(key: &str) -> Option<&'static str> {
+    let lower = key.to_ascii_lowercase();
+    let names = OPTIONS.iter().map(|o| o.name);
+    if let Some(n) = names.clone().find(|n| *n == lower) {
+        return Some(n);
+    }
+    let mut best: Option<(usize, &'static str)> = None;
+    for n in names {
+        let d = levenshtein(key, n);
+        if best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, n));
+        }
+    }
+    best.filter(|(d, _)| *d <= key.chars().count().div_ceil(2))
+        .map(|(_, n)| n)
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+impl Kind {
+    /// Check a value against the grammar (what an option with no effect still needs).
+    fn check(&self, v: Option<&str>, kb: u64) -> Result<(), String> {
+        match *self {
+            Bool => parse_bool(v).map(|_| ()),
+            Flag | BareBool => parse_flag(v).map(|_| ()),
+            Int(lo, hi) => parse_int_in(need(v)?, kb, lo, hi).map(|_| ()),
+            Time(secs) => parse_time_ns(need(v)?, secs).map(|_| ()),
+            Enum(words) => self.word(v, words).map(|_| ()),
+            EnumArg(words) => {
+                let s = need(v)?;
+                let head = s.split([':', ',']).next().unwrap_or("");
+                match words.contains(&head) {
+                    true => Ok(()),
+                    false => Err(format!("invalid value '{s}' (valid: {})", words.join(", "))),
+                }
+            }
+            OptStr if v == Some("") => Err("empty value".into()),
+            OptStr => Ok(()),
+            _ => need(v).map(|_| ()),
+        }
+    }
+
+    /// The grammar in words, for the compatibility table.
+    fn grammar(&self) -> String {
+        match *self {
+            Bool => "0 or 1".into(),
+            Flag => "the name alone, or =0/=1".into(),
+            BareBool => "0 or 1, or the name alone".into(),
+            Int(0, MAX) => "integer".into(),
+            Int(lo, hi) => format!("integer {lo}..{hi}"),
+            IntDirs(lo, hi) => format!("integer {lo}..{hi}, per direction"),
+            Size(true) => "size, or percentage".into(),
+            Size(false) => "size".into(),
+            BlockSizes => "block size, per direction".into(),
+            Time(true) => "time (bare: seconds)".into(),
+            Time(false) => "time (bare: microseconds)".into(),
+            Str => "text".into(),
+            OptStr => "text, or the name alone".into(),
+            Enum(words) => words.join(", "),
+            EnumArg(words) => format!("{}, each with an optional :argument", words.join(", ")),
+            FloatList => "numbers separated by ':'".into(),
+            Other(words) => words.into(),
+        }
+    }
+
+    fn word<'v>(&self, v: Option<&'v str>, words: &[&str]) -> Result<&'v str, String> {
+        let s = need(v)?;
+        match words.contains(&s) {
+            true => Ok(s),
+            false => Err(format!("invalid value '{s}' (valid: {})", words.join(", "))),
+        }
     }
 }
 
-/// Engine-private options (fio 3.33 `engines/*.c`): name and the engines that have it.
-pub(super) const ENGINE_OPTIONS: &[(&str, &[&str])] = &[
-    ("cmdprio_percentage", &["libaio", "io_uring"]),
-    ("cmdprio_class", &["libaio", "io_uring"]),
-    ("cmdprio", &["libaio", "io_uring"]),
-    ("cmdprio_bssplit", &["libaio", "io_uring"]),
-    ("userspace_reap", &["libaio"]),
-    ("nowait", &["libaio", "io_uring", "pvsync2"]),
-    ("hipri", &["io_uring", "pvsync2"]),
-    ("hipri_percentage", &["pvsync2"]),
-    ("uncached", &["io_uring", "pvsync2"]),
-    ("fixedbufs", &["io_uring"]),
-    ("registerfiles", &["io_uring"]),
-    ("sqthread_poll", &["io_uring"]),
-    ("sqthread_poll_cpu", &["io_uring"]),
-    ("nonvectored", &["io_uring"]),
-    ("force_async", &["io_uring"]),
-];
+impl FioOption {
+    /// Apply this option's value (after `${VAR}` expansion) to a section's state.
+    pub(super) fn apply(&self, st: &mut State, v: Option<&str>, at: Loc) -> Result<(), String> {
+        let kb = st.kb_base;
+        if let Answer::Refused(why) = self.answer {
+            // A refused option may check its value first, for a more precise error.
+            if let Set::Custom(f) = self.set {
+                f(st, &Arg { v, kb, at })?;
+            }
+            return Err(match why {
+                "" => format!(
+                    "not supported by nvmesim (an option of the {} engine)",
+                    engine_name(st.ioengine)
+                ),
+                _ => format!("not supported by nvmesim ({why})"),
+            });
+        }
+        match self.set {
+            Set::Check => self.kind.check(v, kb)?,
+            Set::Bool(f) => f(
+                st,
+                if self.kind == Bool {
+                    parse_bool(v)?
+                } else {
+                    parse_flag(v)?
+                },
+                at,
+            ),
+            Set::Int(f) => {
+                let Int(lo, hi) = self.kind else {
+                    unreachable!("{}: an Int setter needs Kind::Int", self.name)
+                };
+                f(st, parse_int_in(need(v)?, kb, lo, hi)?, at)
+            }
+            Set::Time(f) => {
+                let Time(secs) = self.kind else {
+                    unreachable!("{}: a Time setter needs Kind::Time", self.name)
+                };
+                f(st, parse_time_ns(need(v)?, secs)?, at)
+            }
+            Set::Str(f) => match self.kind {
+                Enum(words) => f(st, self.kind.word(v, words)?),
+                _ => f(st, need(v)?),
+            },
+            Set::Custom(f) => f(st, &Arg { v, kb, at })?,
+        }
+        Ok(())
+    }
+}
 
 /// Engines nvmesim models and the other engine names fio 3.33 knows.
 pub(super) const SUPPORTED_ENGINES: &[(&str, IoEngine)] = &[
@@ -456,127 +734,4 @@ pub(super) fn engine_name(e: IoEngine) -> &'static str {
         .find(|(_, x)| *x == e)
         .map(|(n, _)| *n)
         .unwrap_or("?")
-}
-
-pub(super) enum OptRef {
-    Core(&'static str),
-    Engine(&'static str, &'static [&'static str]),
-}
-
-pub(super) fn lookup(key: &str) -> Option<OptRef> {
-    if let Some((name, _)) = FIO_OPTIONS
-        .iter()
-        .find(|(n, a)| *n == key || (!a.is_empty() && *a == key))
-    {
-        return Some(OptRef::Core(name));
-    }
-    ENGINE_OPTIONS
-        .iter()
-        .find(|(n, _)| *n == key)
-        .map(|(n, e)| OptRef::Engine(n, e))
-}
-
-/// fio's `show_closest_option`: Levenshtein distance over option names, shown
-/// when the distance is at most half the length; a case-insensitive match wins.
-pub(super) fn did_you_mean(key: &str) -> Option<&'static str> {
-    let lower = key.to_ascii_lowercase();
-    let names = FIO_OPTIONS
-        .iter()
-        .map(|(n, _)| *n)
-        .chain(ENGINE_OPTIONS.iter().map(|(n, _)| *n));
-    if let Some(n) = names.clone().find(|n| *n == lower) {
-        return Some(n);
-    }
-    let mut best: Option<(usize, &'static str)> = None;
-    for n in names {
-        let d = levenshtein(key, n);
-        if best.is_none_or(|(bd, _)| d < bd) {
-            best = Some((d, n));
-        }
-    }
-    best.filter(|(d, _)| *d <= key.chars().count().div_ceil(2))
-        .map(|(_, n)| n)
-}
-
-pub(super) fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
-}
-
-pub(super) const RW_VALUES: &[(&str, RwMode)] = &[
-    ("read", RwMode::Read),
-    ("write", RwMode::Write),
-    ("trim", RwMode::Trim),
-    ("randread", RwMode::RandRead),
-    ("randwrite", RwMode::RandWrite),
-    ("randtrim", RwMode::RandTrim),
-    ("rw", RwMode::ReadWrite),
-    ("readwrite", RwMode::ReadWrite),
-    ("randrw", RwMode::RandRw),
-    ("trimwrite", RwMode::TrimWrite),
-];
-
-pub(super) const VERIFY_METHODS: &[&str] = &[
-    "md5",
-    "crc64",
-    "crc32",
-    "crc32c-intel",
-    "crc32c",
-    "crc16",
-    "crc7",
-    "sha1",
-    "sha256",
-    "sha512",
-    "sha3-224",
-    "sha3-256",
-    "sha3-384",
-    "sha3-512",
-    "xxhash",
-    "meta",
-    "pattern",
-    "null",
-];
-
-/// Value check for an ignored option (so `disk_util=yes` is still an error).
-pub(super) fn check_ignored_value(name: &str, v: Option<&str>, kb_base: u64) -> Result<(), String> {
-    let one_of = |vals: &[&str]| -> Result<(), String> {
-        let s = need(v)?;
-        let head = s.split([':', ',']).next().unwrap_or("");
-        if vals.contains(&head) {
-            Ok(())
-        } else {
-            Err(format!("invalid value '{s}' (valid: {})", vals.join(", ")))
-        }
-    };
-    match name {
-        "thread" | "zero_buffers" | "refill_buffers" => parse_flag(v).map(|_| ()),
-        "hugepage-size" | "lockmem" | "iomem_align" | "uid" | "gid" | "log_entries" | "randseed" => {
-            parse_bytes(need(v)?, kb_base).map(|_| ())
-        }
-        "buffer_pattern" => need(v).map(|_| ()),
-        "clocksource" => one_of(&["gettimeofday", "clock_gettime", "cpu"]),
-        "random_generator" => one_of(&["tausworthe", "lfsr", "tausworthe64"]),
-        "fadvise_hint" => one_of(&["0", "1", "random", "sequential"]),
-        "fallocate" => one_of(&["none", "native", "posix", "keep", "truncate", "0", "1"]),
-        "mem" => one_of(&[
-            "malloc",
-            "shm",
-            "shmhuge",
-            "mmap",
-            "mmapshared",
-            "mmaphuge",
-            "cudamalloc",
-        ]),
-        _ => parse_bool(v).map(|_| ()),
-    }
 }

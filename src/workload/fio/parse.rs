@@ -10,7 +10,7 @@
 //! parser rejects the file with an error that names the option and its line.
 //! Options that only matter on a real machine and cannot change what the
 //! simulator observes are accepted and ignored, but only if they are listed in
-//! [`IGNORED_OPTIONS`]. Every other real fio option is an error
+//! [`ignored_options`]. Every other real fio option is an error
 //! ("not supported by nvmesim"), and a name fio does not know at all is an
 //! "unknown option" error with fio's "did you mean" hint.
 //!
@@ -95,12 +95,12 @@ use std::path::Path;
 
 pub(crate) use super::finish::used_dirs;
 pub use super::finish::DEFAULT_PERCENTILES;
-pub use super::options::{closest_option, cmdline_option, IGNORED_OPTIONS};
-use super::options::{did_you_mean, option_prio};
-use super::options::{lookup, OptRef};
+pub use super::options::{closest_option, cmdline_option, ignored_options, options_markdown};
+use super::options::{did_you_mean, engine_name, lookup, FioOption};
 pub use super::reader::{FioError, CMDLINE};
 use super::reader::{Loc, Parser, RawOpt, RawSection};
 use super::spec::FioJobFile;
+use super::state::engine_mismatch;
 use super::state::State;
 pub use super::value::{parse_size, parse_time};
 
@@ -230,10 +230,7 @@ pub fn showcmd(inputs: &[JobInput], ctx: &ParseContext) -> Result<String, FioErr
                 out.push_str(&format!("--name={} ", sec.name));
             }
             let (core, engine, _) = p.ordered(sec);
-            let opts = core
-                .iter()
-                .map(|(n, o)| (*n, *o))
-                .chain(engine.iter().map(|(n, _, o)| (*n, *o)));
+            let opts = core.iter().chain(engine.iter()).map(|(opt, o)| (opt.name, *o));
             for (name, o) in opts {
                 match &o.value {
                     Some(v) => out.push_str(&format!("--{name}={v} ")),
@@ -246,7 +243,8 @@ pub fn showcmd(inputs: &[JobInput], ctx: &ParseContext) -> Result<String, FioErr
     Ok(out)
 }
 
-type EngineOpt<'s> = (&'static str, &'static [&'static str], &'s RawOpt);
+/// An option as written, with its table entry.
+type Written<'s> = (&'static FioOption, &'s RawOpt);
 
 impl Parser<'_> {
     fn run(&self, inputs: &[JobInput]) -> Result<FioJobFile, FioError> {
@@ -329,14 +327,14 @@ impl Parser<'_> {
 
     /// The options of `sec` in fio's parse order: core options stably sorted
     /// by `prio`, then the engine's own options.
-    fn ordered<'s>(&self, sec: &'s RawSection) -> (Vec<(&'static str, &'s RawOpt)>, Vec<EngineOpt<'s>>, Vec<FioError>) {
+    fn ordered<'s>(&self, sec: &'s RawSection) -> (Vec<Written<'s>>, Vec<Written<'s>>, Vec<FioError>) {
         let mut errors: Vec<FioError> = Vec::new();
-        let mut core: Vec<(&'static str, &RawOpt)> = Vec::new();
-        let mut engine: Vec<EngineOpt> = Vec::new();
+        let mut core: Vec<Written> = Vec::new();
+        let mut engine: Vec<Written> = Vec::new();
         for o in &sec.opts {
             match lookup(&o.key) {
-                Some(OptRef::Core(n)) => core.push((n, o)),
-                Some(OptRef::Engine(n, e)) => engine.push((n, e, o)),
+                Some(opt) if opt.engines.is_empty() => core.push((opt, o)),
+                Some(opt) => engine.push((opt, o)),
                 None => {
                     let msg = match did_you_mean(&o.key) {
                         Some(s) if s.eq_ignore_ascii_case(&o.key) => {
@@ -350,7 +348,7 @@ impl Parser<'_> {
             }
         }
         // fio sort_options(): stable sort by .prio, highest first.
-        core.sort_by_key(|(n, _)| -option_prio(n));
+        core.sort_by_key(|(opt, _)| -opt.prio);
         (core, engine, errors)
     }
 
@@ -359,15 +357,26 @@ impl Parser<'_> {
     fn apply_section(&self, st: &mut State, sec: &RawSection) -> Result<Vec<(String, String)>, FioError> {
         let (core, engine, mut errors) = self.ordered(sec);
         let mut dump: Vec<(String, String)> = Vec::new();
-        for (name, o) in core {
-            match st.apply_core(name, o.value.as_deref(), o.at) {
-                Ok(()) => push_dump(&mut dump, name, o),
+        for (opt, o) in core {
+            match opt.apply(st, o.value.as_deref(), o.at) {
+                Ok(()) => push_dump(&mut dump, opt.name, o),
                 Err(m) => errors.push(self.err_at(o.at, Some(&o.key), m)),
             }
         }
-        for (name, engines, o) in engine {
-            match st.apply_engine(name, engines, &o.key, o.value.as_deref(), o.at) {
-                Ok(()) => push_dump(&mut dump, name, o),
+        for (opt, o) in engine {
+            // fio only knows an engine's options once that engine is loaded.
+            let eng = engine_name(st.ioengine);
+            let applied = match opt.engines.contains(&eng) {
+                true => opt.apply(st, o.value.as_deref(), o.at),
+                false => Err(engine_mismatch(opt.name, opt.engines, eng)),
+            };
+            match applied {
+                Ok(()) => {
+                    // Kept so that finish can check them against each job's own engine.
+                    st.engine_opts.retain(|(n, _, _)| *n != opt.name);
+                    st.engine_opts.push((opt.name, o.key.clone(), o.at));
+                    push_dump(&mut dump, opt.name, o)
+                }
                 Err(m) => errors.push(self.err_at(o.at, Some(&o.key), m)),
             }
         }

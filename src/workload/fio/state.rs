@@ -1,8 +1,10 @@
 //! What one section's options set: fio's `thread_options`, filled with
-//! fio's defaults (`.def` in `options.c`) and changed option by option as
-//! the option callbacks of `options.c` change them.
+//! fio's defaults (`.def` in `options.c`), and the setters of the options
+//! whose values need more than their grammar (fio's `.cb` callbacks in
+//! `options.c`, such as `str_rw_cb` and `str_bssplit_cb`). The option table
+//! names each setter; the simple ones are written in the table itself.
 
-use super::options::*;
+use super::options::{Arg, OTHER_FIO_ENGINES, SUPPORTED_ENGINES};
 use super::reader::Loc;
 use super::spec::{BsSplit, CpusAllowedPolicy, IoEngine, RandomDistribution, RwMode, SizeSpec, UnifiedRw};
 use super::value::*;
@@ -30,7 +32,7 @@ use direct=1 (a job without direct= runs as direct I/O)"
 
 // Per-section state: what fio's thread_options hold.
 
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub(super) struct State {
     pub(super) kb_base: u64,
     pub(super) name: Option<String>,
@@ -174,351 +176,362 @@ impl Default for State {
     }
 }
 
-impl State {
-    /// Apply one core option. `v` is the value after `${VAR}` expansion.
-    pub(super) fn apply_core(&mut self, name: &'static str, v: Option<&str>, at: Loc) -> Result<(), String> {
-        let kb = self.kb_base;
-        match name {
-            "kb_base" => {
-                self.kb_base = match need(v)? {
-                    "1024" => 1024,
-                    "1000" => 1000,
-                    s => return Err(format!("invalid value '{s}' (valid: 1024, 1000)")),
-                }
-            }
-            "description" => self.description = Some(need(v)?.to_string()),
-            "name" => self.name = Some(need(v)?.to_string()),
-            "filename" => {
-                let s = need(v)?;
-                if s.split("\\:").any(|p| p.contains(':')) {
-                    return Err(format!("several files ('{s}') are not supported by nvmesim"));
-                }
-                self.filename = Some(s.replace("\\:", ":"));
-            }
-            "directory" => {
-                let s = need(v)?;
-                if s.contains(':') {
-                    return Err(format!("several directories ('{s}') are not supported by nvmesim"));
-                }
-                self.directory = Some(s.to_string());
-            }
-            "rw" => {
-                let s = need(v)?;
-                let (head, post) = match s.split_once(':') {
-                    Some((h, p)) => (h, Some(p)),
-                    None => (s, None),
-                };
-                let mode = RW_VALUES
-                    .iter()
-                    .find(|(n, _)| *n == head)
-                    .map(|(_, m)| *m)
-                    .ok_or_else(|| match head {
-                        "randtrimwrite" | "filecreate" | "filestat" | "filedelete" => {
-                            format!("rw={head} is not supported by nvmesim")
-                        }
-                        _ => format!(
-                            "unknown value '{s}' (valid: {})",
-                            RW_VALUES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-                        ),
-                    })?;
-                if post.is_some() {
-                    return Err(format!(
-                        "the ':N' stride/sequence suffix of '{s}' is not supported by nvmesim"
-                    ));
-                }
-                self.rw = mode;
-            }
-            "ioengine" => {
-                let s = need(v)?;
-                let head = s.split(':').next().unwrap_or("");
-                self.ioengine = match SUPPORTED_ENGINES.iter().find(|(n, _)| *n == s) {
-                    Some((_, e)) => *e,
-                    None if OTHER_FIO_ENGINES.contains(&head) => {
-                        return Err(format!(
-                            "ioengine '{s}' is not supported by nvmesim (supported: libaio, io_uring, psync, sync, \
-                             pvsync2, null)"
-                        ))
-                    }
-                    None => {
-                        return Err(format!(
-                            "unknown ioengine '{s}' (supported: libaio, io_uring, psync, sync, pvsync2, null)"
-                        ))
-                    }
-                };
-            }
-            "iodepth" => self.iodepth = parse_int_in(need(v)?, kb, 1, u32::MAX as u64)? as u32,
-            "iodepth_batch" => self.iodepth_batch = parse_int_in(need(v)?, kb, 0, u32::MAX as u64)? as u32,
-            "iodepth_batch_complete_min" => {
-                self.batch_complete_min = parse_int_in(need(v)?, kb, 0, u32::MAX as u64)? as u32
-            }
-            "iodepth_batch_complete_max" => {
-                self.batch_complete_max = parse_int_in(need(v)?, kb, 0, u32::MAX as u64)? as u32
-            }
-            "numjobs" => {
-                let n = parse_bytes(need(v)?, kb)?;
-                if n == 0 {
-                    return Err("numjobs must be at least 1 (fio fails at run time with 0)".into());
-                }
-                // fio's REAL_MAX_JOBS
-                if n > 4096 {
-                    return Err(format!("numjobs {n} exceeds fio's maximum of 4096 jobs"));
-                }
-                self.numjobs = n as u32;
-            }
-            "size" => {
-                let s = need(v)?;
-                self.size = match parse_size_val(s, kb, true)? {
-                    SizeVal::Bytes(0) => None,
-                    SizeVal::Bytes(b) => Some(SizeSpec::Bytes(b)),
-                    SizeVal::Percent(p) if (1..=100).contains(&p) => Some(SizeSpec::Percent(p as f64)),
-                    SizeVal::Percent(p) => return Err(format!("size percentage {p}% is outside 1..100")),
-                };
-                self.size_at = at;
-            }
-            "offset" => {
-                self.offset = match parse_size_val(need(v)?, kb, true)? {
-                    SizeVal::Bytes(b) => SizeSpec::Bytes(b),
-                    SizeVal::Percent(p) if p <= 100 => SizeSpec::Percent(p as f64),
-                    SizeVal::Percent(p) => {
-                        return Err(format!(
-                            "offset {p}% is past the end of the file or device (at most 100%)"
-                        ))
-                    }
-                };
-            }
-            "filesize" => {
-                let s = need(v)?;
-                if s.contains('-') || s.contains(':') {
-                    return Err(format!("a filesize range ('{s}') is not supported by nvmesim"));
-                }
-                let b = parse_bytes(s, kb)?;
-                if b == 0 {
-                    return Err("filesize must be at least 1 byte".into());
-                }
-                self.filesize = Some(b);
-            }
-            "number_ios" => self.number_ios = parse_bytes(need(v)?, kb)?,
-            "read_iolog" => self.read_iolog = Some(need(v)?.to_string()),
-            "replay_time_scale" => self.replay_time_scale = parse_int_in(need(v)?, kb, 1, u32::MAX as u64)? as u32,
-            "replay_no_stall" => self.replay_no_stall = parse_flag(v)?,
-            "unified_rw_reporting" => {
-                self.unified_rw = match need(v)? {
-                    "none" | "0" => UnifiedRw::Split,
-                    "mixed" | "1" => UnifiedRw::Mixed,
-                    "both" | "2" => UnifiedRw::Both,
-                    s => return Err(format!("invalid value '{s}' (valid: none, mixed, both, 0, 1, 2)")),
-                }
-            }
-            "continue_on_error" => {
-                self.continue_on_error = match need(v)? {
-                    "none" | "0" => false,
-                    "read" | "write" | "io" | "verify" | "all" | "1" => true,
-                    s => {
-                        return Err(format!(
-                            "invalid value '{s}' (valid: none, read, write, io, verify, all, 0, 1)"
-                        ))
-                    }
-                }
-            }
-            "steadystate" => self.ss = parse_steadystate(need(v)?, kb)?,
-            "disk_util" => self.disk_util = parse_bool(v)?,
-            "steadystate_duration" => {
-                let ns = parse_time_ns(need(v)?, true)?;
-                if ns % 1_000_000_000 != 0 {
-                    return Err(format!(
-                        "'{}' is not a whole number of seconds (fio samples once a second)",
-                        need(v)?
-                    ));
-                }
-                if ns > MAX_SS_DURATION_NS {
-                    return Err(format!(
-                        "'{}' is longer than nvmesim's limit of one day (86400 s: one sample a second)",
-                        need(v)?
-                    ));
-                }
-                self.ss_dur_ns = ns;
-            }
-            "steadystate_ramp_time" => self.ss_ramp_ns = parse_time_ns(need(v)?, true)?,
-            // options.c: sync is a string option (none, 0, sync, 1, dsync);
-            // fio refuses anything else ("failed parsing sync=2").
-            "sync" => {
-                self.sync_io = match need(v)? {
-                    "none" | "0" => None,
-                    "sync" | "1" | "dsync" => Some(at),
-                    s => return Err(format!("invalid value '{s}' (valid: none, 0, sync, 1, dsync)")),
-                }
-            }
-            // fio reads a negative count as a huge one (no sync ever): refused here.
-            "fsync" => self.fsync_blocks = (parse_int_in(need(v)?, kb, 0, u32::MAX as u64)? as u32, at),
-            "fdatasync" => self.fdatasync_blocks = (parse_int_in(need(v)?, kb, 0, u32::MAX as u64)? as u32, at),
-            "bs" => {
-                let dirs = split_dirs(need(v)?)?;
-                for (d, p) in dirs.iter().enumerate() {
-                    if let Some(p) = p {
-                        self.bs[d] = check_block_size(parse_bytes(p, kb)?, "block size")?;
-                    }
-                }
-            }
-            "bssplit" => {
-                let s = need(v)?;
-                let parts: Vec<&str> = s.split(',').map(str::trim).collect();
-                let per_dir: [&str; 3] = match parts.as_slice() {
-                    [a] => [a, a, a],
-                    [a, b] => [a, b, b],
-                    [a, b, c] => [a, b, c],
-                    _ => {
-                        return Err(format!(
-                            "too many comma-separated values in '{s}' (at most read,write,trim)"
-                        ))
-                    }
-                };
-                for (d, p) in per_dir.iter().enumerate() {
-                    if !p.is_empty() {
-                        self.bssplit[d] = Some(parse_bssplit_dir(p, kb)?);
-                    }
-                }
-            }
-            "norandommap" => self.norandommap = parse_flag(v)?,
-            "random_distribution" => self.random_distribution = parse_distribution(need(v)?)?,
-            "direct" => self.direct = direct_io(parse_bool(v)?)?,
-            "buffered" => self.direct = direct_io(!parse_bool(v)?)?,
-            "loops" => self.loops = (parse_int_in(need(v)?, kb, 0, u32::MAX as u64)? as u32).max(1),
-            "runtime" => self.runtime_ns = parse_time_ns(need(v)?, true)?,
-            "ramp_time" => self.ramp_time_ns = parse_time_ns(need(v)?, true)?,
-            "startdelay" => {
-                let v = need(v)?;
-                if v.contains('-') || v.contains(':') {
-                    return Err("a random range is not supported by nvmesim (give one time)".into());
-                }
-                self.startdelay_ns = parse_time_ns(v, true)?;
-            }
-            "thinktime" => self.thinktime_ns = parse_time_ns(need(v)?, false)?,
-            "thinktime_blocks" => self.thinktime_blocks = parse_int_in(need(v)?, kb, 1, u32::MAX as u64)? as u32,
-            "time_based" => self.time_based = parse_flag(v)?.then_some(at),
-            "verify" => {
-                let s = need(v)?;
-                self.verify = match s {
-                    "0" => false,
-                    _ if VERIFY_METHODS.contains(&s) => true,
-                    _ => {
-                        return Err(format!(
-                            "invalid verify method '{s}' (valid: 0, {}); fio has no 'none', use 0",
-                            VERIFY_METHODS.join(", ")
-                        ))
-                    }
-                };
-            }
-            "rwmixread" => self.rwmixread = parse_int_in(need(v)?, kb, 0, 100)? as u32,
-            "rwmixwrite" => self.rwmixread = 100 - parse_int_in(need(v)?, kb, 0, 100)? as u32,
-            "prio" => self.prio = parse_int_in(need(v)?, kb, 0, 7)? as u8,
-            "prioclass" => self.prioclass = parse_int_in(need(v)?, kb, 0, 3)? as u8,
-            "rate_iops" => {
-                let dirs = split_dirs(need(v)?)?;
-                for (d, p) in dirs.iter().enumerate() {
-                    if let Some(p) = p {
-                        self.rate_iops[d] = parse_int_in(p, kb, 0, u32::MAX as u64)?;
-                    }
-                }
-            }
-            "cpus_allowed" => self.cpus_allowed = Some(parse_cpus(need(v)?)?),
-            "cpus_allowed_policy" => {
-                self.cpus_allowed_policy = match need(v)? {
-                    "shared" => CpusAllowedPolicy::Shared,
-                    "split" => CpusAllowedPolicy::Split,
-                    s => return Err(format!("invalid value '{s}' (valid: shared, split)")),
-                }
-            }
-            "stonewall" => self.stonewall = parse_flag(v)?,
-            "new_group" => self.new_group = parse_flag(v)?,
-            "group_reporting" => self.group_reporting = parse_flag(v)?,
-            "write_bw_log" | "write_lat_log" | "write_iops_log" => {
-                let i = match name {
-                    "write_bw_log" => 0,
-                    "write_lat_log" => 1,
-                    _ => 2,
-                };
-                if v == Some("") {
-                    return Err("empty value".into());
-                }
-                self.logs[i] = (true, v.map(str::to_string));
-            }
-            "log_avg_msec" => self.log_avg_msec = parse_int_in(need(v)?, kb, 0, u32::MAX as u64)?,
-            "clat_percentiles" => self.clat_percentiles = parse_bool(v)?,
-            "lat_percentiles" => self.lat_percentiles = parse_bool(v)?,
-            "slat_percentiles" => self.slat_percentiles = parse_bool(v)?,
-            "percentile_list" => {
-                let s = need(v)?;
-                let mut list = Vec::new();
-                for p in s.split(':') {
-                    let x: f64 = match p.trim().parse::<f64>() {
-                        Ok(x) if x.is_finite() => x,
-                        _ => return Err(format!("'{p}' is not a number in '{s}'")),
-                    };
-                    if !(0.0..=100.0).contains(&x) {
-                        return Err(format!(
-                            "percentile {p} is out of range 0..100 (fio drops it and carries on)"
-                        ));
-                    }
-                    list.push(x);
-                }
-                // FIO_IO_U_LIST_MAX_LEN
-                if list.len() > 20 {
-                    return Err(format!("{} percentiles given, fio allows at most 20", list.len()));
-                }
-                list.sort_by(f64::total_cmp);
-                self.percentile_list = Some(list);
-            }
-            // Ignored by the simulation, but fio's text says "threads" for it.
-            "thread" => self.thread = parse_flag(v)?,
-            _ if IGNORED_OPTIONS.iter().any(|(n, _)| *n == name) => check_ignored_value(name, v, kb)?,
-            _ => return Err("not supported by nvmesim (a real fio option the simulator does not implement)".into()),
-        }
-        Ok(())
+/// Sets a log's prefix (None: the job's name) for `write_{bw,lat,iops}_log`.
+fn log(s: &mut State, i: usize, a: &Arg) -> Result<(), String> {
+    if a.v == Some("") {
+        return Err("empty value".into());
     }
+    s.logs[i] = (true, a.v.map(str::to_string));
+    Ok(())
+}
 
-    pub(super) fn apply_engine(
-        &mut self,
-        name: &'static str,
-        engines: &[&str],
-        written: &str,
-        v: Option<&str>,
-        at: Loc,
-    ) -> Result<(), String> {
-        let eng = engine_name(self.ioengine);
-        if !engines.contains(&eng) {
-            return Err(engine_mismatch(name, engines, eng));
-        }
-        let kb = self.kb_base;
-        match name {
-            "cmdprio_percentage" | "cmdprio_class" | "cmdprio" => {
-                let dirs = split_dirs(need(v)?)?;
-                for (d, p) in dirs.iter().take(2).enumerate() {
-                    if let Some(p) = p {
-                        match name {
-                            "cmdprio_percentage" => self.cmdprio_percentage[d] = parse_int_in(p, kb, 0, 100)? as u32,
-                            "cmdprio_class" => self.cmdprio_class[d] = parse_int_in(p, kb, 1, 3)? as u8,
-                            _ => self.cmdprio_level[d] = parse_int_in(p, kb, 0, 7)? as u8,
-                        }
-                    }
-                }
+pub(super) fn write_bw_log(s: &mut State, a: &Arg) -> Result<(), String> {
+    log(s, 0, a)
+}
+
+pub(super) fn write_lat_log(s: &mut State, a: &Arg) -> Result<(), String> {
+    log(s, 1, a)
+}
+
+pub(super) fn write_iops_log(s: &mut State, a: &Arg) -> Result<(), String> {
+    log(s, 2, a)
+}
+
+pub(super) fn filename(s: &mut State, a: &Arg) -> Result<(), String> {
+    let v = need(a.v)?;
+    if v.split("\\:").any(|p| p.contains(':')) {
+        return Err(format!("several files ('{v}') are not supported by nvmesim"));
+    }
+    s.filename = Some(v.replace("\\:", ":"));
+    Ok(())
+}
+
+pub(super) fn directory(s: &mut State, a: &Arg) -> Result<(), String> {
+    let v = need(a.v)?;
+    if v.contains(':') {
+        return Err(format!("several directories ('{v}') are not supported by nvmesim"));
+    }
+    s.directory = Some(v.to_string());
+    Ok(())
+}
+
+pub(super) fn rw(s: &mut State, a: &Arg) -> Result<(), String> {
+    let v = need(a.v)?;
+    let (head, post) = match v.split_once(':') {
+        Some((h, p)) => (h, Some(p)),
+        None => (v, None),
+    };
+    let mode = RW_VALUES
+        .iter()
+        .find(|(n, _)| *n == head)
+        .map(|(_, m)| *m)
+        .ok_or_else(|| match head {
+            "randtrimwrite" | "filecreate" | "filestat" | "filedelete" => {
+                format!("rw={head} is not supported by nvmesim")
             }
-            "cmdprio_bssplit" => {
-                if self.cmdprio_percentage.iter().any(|&p| p > 0) {
-                    return Err(
-                        "cmdprio_percentage and cmdprio_bssplit are mutually exclusive (fio fails the job \
-                                with EINVAL); cmdprio_bssplit is not supported by nvmesim"
-                            .into(),
-                    );
-                }
-                return Err("not supported by nvmesim (use cmdprio_percentage)".into());
-            }
-            _ => return Err(format!("not supported by nvmesim (an option of the {eng} engine)")),
+            _ => format!(
+                "unknown value '{v}' (valid: {})",
+                RW_VALUES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            ),
+        })?;
+    if post.is_some() {
+        return Err(format!(
+            "the ':N' stride/sequence suffix of '{v}' is not supported by nvmesim"
+        ));
+    }
+    s.rw = mode;
+    Ok(())
+}
+
+pub(super) fn ioengine(s: &mut State, a: &Arg) -> Result<(), String> {
+    let v = need(a.v)?;
+    let head = v.split(':').next().unwrap_or("");
+    s.ioengine = match SUPPORTED_ENGINES.iter().find(|(n, _)| *n == v) {
+        Some((_, e)) => *e,
+        None if OTHER_FIO_ENGINES.contains(&head) => {
+            return Err(format!(
+                "ioengine '{v}' is not supported by nvmesim (supported: libaio, io_uring, psync, sync, \
+                 pvsync2, null)"
+            ))
         }
-        self.engine_opts.retain(|(n, _, _)| *n != name);
-        self.engine_opts.push((name, written.to_string(), at));
-        Ok(())
+        None => {
+            return Err(format!(
+                "unknown ioengine '{v}' (supported: libaio, io_uring, psync, sync, pvsync2, null)"
+            ))
+        }
+    };
+    Ok(())
+}
+
+pub(super) fn numjobs(s: &mut State, a: &Arg) -> Result<(), String> {
+    let n = parse_bytes(need(a.v)?, a.kb)?;
+    if n == 0 {
+        return Err("numjobs must be at least 1 (fio fails at run time with 0)".into());
+    }
+    // fio's REAL_MAX_JOBS
+    if n > 4096 {
+        return Err(format!("numjobs {n} exceeds fio's maximum of 4096 jobs"));
+    }
+    s.numjobs = n as u32;
+    Ok(())
+}
+
+pub(super) fn size(s: &mut State, a: &Arg) -> Result<(), String> {
+    s.size = match parse_size_val(need(a.v)?, a.kb, true)? {
+        SizeVal::Bytes(0) => None,
+        SizeVal::Bytes(b) => Some(SizeSpec::Bytes(b)),
+        SizeVal::Percent(p) if (1..=100).contains(&p) => Some(SizeSpec::Percent(p as f64)),
+        SizeVal::Percent(p) => return Err(format!("size percentage {p}% is outside 1..100")),
+    };
+    s.size_at = a.at;
+    Ok(())
+}
+
+pub(super) fn offset(s: &mut State, a: &Arg) -> Result<(), String> {
+    s.offset = match parse_size_val(need(a.v)?, a.kb, true)? {
+        SizeVal::Bytes(b) => SizeSpec::Bytes(b),
+        SizeVal::Percent(p) if p <= 100 => SizeSpec::Percent(p as f64),
+        SizeVal::Percent(p) => {
+            return Err(format!(
+                "offset {p}% is past the end of the file or device (at most 100%)"
+            ))
+        }
+    };
+    Ok(())
+}
+
+pub(super) fn filesize(s: &mut State, a: &Arg) -> Result<(), String> {
+    let v = need(a.v)?;
+    if v.contains('-') || v.contains(':') {
+        return Err(format!("a filesize range ('{v}') is not supported by nvmesim"));
+    }
+    let b = parse_bytes(v, a.kb)?;
+    if b == 0 {
+        return Err("filesize must be at least 1 byte".into());
+    }
+    s.filesize = Some(b);
+    Ok(())
+}
+
+pub(super) fn unified_rw(s: &mut State, v: &str) {
+    s.unified_rw = match v {
+        "none" | "0" => UnifiedRw::Split,
+        "mixed" | "1" => UnifiedRw::Mixed,
+        _ => UnifiedRw::Both,
     }
 }
+
+pub(super) fn steadystate(s: &mut State, a: &Arg) -> Result<(), String> {
+    s.ss = parse_steadystate(need(a.v)?, a.kb)?;
+    Ok(())
+}
+
+pub(super) fn steadystate_duration(s: &mut State, a: &Arg) -> Result<(), String> {
+    let v = need(a.v)?;
+    let ns = parse_time_ns(v, true)?;
+    if ns % 1_000_000_000 != 0 {
+        return Err(format!(
+            "'{v}' is not a whole number of seconds (fio samples once a second)"
+        ));
+    }
+    if ns > MAX_SS_DURATION_NS {
+        return Err(format!(
+            "'{v}' is longer than nvmesim's limit of one day (86400 s: one sample a second)"
+        ));
+    }
+    s.ss_dur_ns = ns;
+    Ok(())
+}
+
+/// options.c: sync is a string option (none, 0, sync, 1, dsync); fio
+/// refuses anything else ("failed parsing sync=2").
+pub(super) fn sync(s: &mut State, a: &Arg) -> Result<(), String> {
+    s.sync_io = match need(a.v)? {
+        "none" | "0" => None,
+        "sync" | "1" | "dsync" => Some(a.at),
+        v => return Err(format!("invalid value '{v}' (valid: none, 0, sync, 1, dsync)")),
+    };
+    Ok(())
+}
+
+pub(super) fn bs(s: &mut State, a: &Arg) -> Result<(), String> {
+    let dirs = split_dirs(need(a.v)?)?;
+    for (d, p) in dirs.iter().enumerate() {
+        if let Some(p) = p {
+            s.bs[d] = check_block_size(parse_bytes(p, a.kb)?, "block size")?;
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn bssplit(s: &mut State, a: &Arg) -> Result<(), String> {
+    let v = need(a.v)?;
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    let per_dir: [&str; 3] = match parts.as_slice() {
+        [a, b, c] => [a, b, c],
+        [a, b] => [a, b, b],
+        [a] => [a, a, a],
+        _ => {
+            return Err(format!(
+                "too many comma-separated values in '{v}' (at most read,write,trim)"
+            ))
+        }
+    };
+    for (d, p) in per_dir.iter().enumerate() {
+        if !p.is_empty() {
+            s.bssplit[d] = Some(parse_bssplit_dir(p, a.kb)?);
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn random_distribution(s: &mut State, a: &Arg) -> Result<(), String> {
+    s.random_distribution = parse_distribution(need(a.v)?)?;
+    Ok(())
+}
+
+pub(super) fn direct(s: &mut State, a: &Arg) -> Result<(), String> {
+    s.direct = direct_io(parse_bool(a.v)?)?;
+    Ok(())
+}
+
+pub(super) fn buffered(s: &mut State, a: &Arg) -> Result<(), String> {
+    s.direct = direct_io(!parse_bool(a.v)?)?;
+    Ok(())
+}
+
+pub(super) fn startdelay(s: &mut State, a: &Arg) -> Result<(), String> {
+    let v = need(a.v)?;
+    if v.contains('-') || v.contains(':') {
+        return Err("a random range is not supported by nvmesim (give one time)".into());
+    }
+    s.startdelay_ns = parse_time_ns(v, true)?;
+    Ok(())
+}
+
+pub(super) fn verify(s: &mut State, a: &Arg) -> Result<(), String> {
+    let v = need(a.v)?;
+    s.verify = match v {
+        "0" => false,
+        _ if VERIFY_METHODS.contains(&v) => true,
+        _ => {
+            return Err(format!(
+                "invalid verify method '{v}' (valid: 0, {}); fio has no 'none', use 0",
+                VERIFY_METHODS.join(", ")
+            ))
+        }
+    };
+    Ok(())
+}
+
+pub(super) fn rate_iops(s: &mut State, a: &Arg) -> Result<(), String> {
+    let dirs = split_dirs(need(a.v)?)?;
+    for (d, p) in dirs.iter().enumerate() {
+        if let Some(p) = p {
+            s.rate_iops[d] = parse_int_in(p, a.kb, 0, u32::MAX as u64)?;
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn cpus_allowed(s: &mut State, a: &Arg) -> Result<(), String> {
+    s.cpus_allowed = Some(parse_cpus(need(a.v)?)?);
+    Ok(())
+}
+
+pub(super) fn percentile_list(s: &mut State, a: &Arg) -> Result<(), String> {
+    let v = need(a.v)?;
+    let mut list = Vec::new();
+    for p in v.split(':') {
+        let x: f64 = match p.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() => x,
+            _ => return Err(format!("'{p}' is not a number in '{v}'")),
+        };
+        if !(0.0..=100.0).contains(&x) {
+            return Err(format!(
+                "percentile {p} is out of range 0..100 (fio drops it and carries on)"
+            ));
+        }
+        list.push(x);
+    }
+    // FIO_IO_U_LIST_MAX_LEN
+    if list.len() > 20 {
+        return Err(format!("{} percentiles given, fio allows at most 20", list.len()));
+    }
+    list.sort_by(f64::total_cmp);
+    s.percentile_list = Some(list);
+    Ok(())
+}
+
+/// `cmdprio_percentage`, `cmdprio_class` and `cmdprio`: read and write
+/// values (`read[,write]`; a trim value is read and dropped).
+fn cmdprio_dirs(a: &Arg, lo: u64, hi: u64, mut set: impl FnMut(usize, u64)) -> Result<(), String> {
+    let dirs = split_dirs(need(a.v)?)?;
+    for (d, p) in dirs.iter().take(2).enumerate() {
+        if let Some(p) = p {
+            set(d, parse_int_in(p, a.kb, lo, hi)?);
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn cmdprio_percentage(s: &mut State, a: &Arg) -> Result<(), String> {
+    cmdprio_dirs(a, 0, 100, |d, v| s.cmdprio_percentage[d] = v as u32)
+}
+
+pub(super) fn cmdprio_class(s: &mut State, a: &Arg) -> Result<(), String> {
+    cmdprio_dirs(a, 1, 3, |d, v| s.cmdprio_class[d] = v as u8)
+}
+
+pub(super) fn cmdprio(s: &mut State, a: &Arg) -> Result<(), String> {
+    cmdprio_dirs(a, 0, 7, |d, v| s.cmdprio_level[d] = v as u8)
+}
+
+/// Refused, but fio's own error for the pair comes first.
+pub(super) fn cmdprio_bssplit(s: &mut State, _: &Arg) -> Result<(), String> {
+    if s.cmdprio_percentage.iter().any(|&p| p > 0) {
+        return Err(
+            "cmdprio_percentage and cmdprio_bssplit are mutually exclusive (fio fails the job with EINVAL); \
+             cmdprio_bssplit is not supported by nvmesim"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+pub(super) const RW_VALUES: &[(&str, RwMode)] = &[
+    ("read", RwMode::Read),
+    ("write", RwMode::Write),
+    ("trim", RwMode::Trim),
+    ("randread", RwMode::RandRead),
+    ("randwrite", RwMode::RandWrite),
+    ("randtrim", RwMode::RandTrim),
+    ("rw", RwMode::ReadWrite),
+    ("readwrite", RwMode::ReadWrite),
+    ("randrw", RwMode::RandRw),
+    ("trimwrite", RwMode::TrimWrite),
+];
+
+pub(super) const VERIFY_METHODS: &[&str] = &[
+    "md5",
+    "crc64",
+    "crc32",
+    "crc32c-intel",
+    "crc32c",
+    "crc16",
+    "crc7",
+    "sha1",
+    "sha256",
+    "sha512",
+    "sha3-224",
+    "sha3-256",
+    "sha3-384",
+    "sha3-512",
+    "xxhash",
+    "meta",
+    "pattern",
+    "null",
+];
 
 pub(super) fn engine_mismatch(name: &str, engines: &[&str], eng: &str) -> String {
     format!(

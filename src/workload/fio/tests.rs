@@ -534,3 +534,96 @@ fn sync_fsync_and_fdatasync_as_fio_reads_them() {
     let j = job(&format!("{dev}\nread_iolog=t.csv\nfsync=2\nsync=1"));
     assert_eq!((j.fsync_blocks, j.sync_io), (0, true));
 }
+
+mod table {
+    use crate::workload::fio::options::{Answer, Kind, Set, OPTIONS};
+    use crate::workload::fio::reader::Loc;
+    use crate::workload::fio::state::State;
+
+    #[test]
+    fn every_option_has_help_and_a_unique_name() {
+        let mut names = std::collections::HashSet::new();
+        for o in OPTIONS {
+            assert!(!o.help.is_empty(), "{}", o.name);
+            assert!(names.insert(o.name), "{} twice", o.name);
+            assert!(o.alias.is_empty() || names.insert(o.alias), "{} twice", o.alias);
+        }
+    }
+
+    /// fio's `FIO_OPT_STR_SET` options: on the command line they take no separate value.
+    #[test]
+    fn flags_are_fios_str_set_options() {
+        let mut flags: Vec<&str> = OPTIONS
+            .iter()
+            .filter(|o| o.kind == Kind::Flag)
+            .flat_map(|o| [o.name, o.alias])
+            .filter(|n| !n.is_empty())
+            .collect();
+        flags.sort_unstable();
+        let want = [
+            "blocksize_unaligned",
+            "bs_unaligned",
+            "exitall",
+            "exitall_on_error",
+            "group_reporting",
+            "new_group",
+            "norandommap",
+            "refill_buffers",
+            "stonewall",
+            "thread",
+            "time_based",
+            "verify_only",
+            "wait_for_previous",
+            "zero_buffers",
+        ];
+        assert_eq!(flags, want);
+    }
+
+    /// The typed setters match their option's grammar, and only modelled
+    /// options (or a no-effect option's report-only setting) set state.
+    #[test]
+    fn setters_suit_their_kinds() {
+        for o in OPTIONS {
+            match (o.set, o.kind) {
+                (Set::Int(_), Kind::Int(..)) | (Set::Time(_), Kind::Time(_)) | (Set::Check | Set::Custom(_), _) => {}
+                (Set::Bool(_), Kind::Bool | Kind::Flag | Kind::BareBool) => {}
+                (Set::Str(_), Kind::Str | Kind::Enum(_)) => {}
+                _ => panic!("{}: its setter does not suit its kind {:?}", o.name, o.kind),
+            }
+            if let Answer::Modelled = o.answer {
+                assert!(!matches!(o.set, Set::Check), "{} is modelled but sets nothing", o.name);
+            }
+        }
+    }
+
+    /// The defaults the table documents are the ones a section starts from.
+    #[test]
+    fn documented_defaults_are_the_state_defaults() {
+        let fresh = format!("{:?}", State::default());
+        let mut checked = 0;
+        for o in OPTIONS
+            .iter()
+            .filter(|o| o.answer == Answer::Modelled && !o.default.is_empty())
+        {
+            // direct=0 / buffered=1 are fio's defaults but buffered I/O is refused:
+            // a job without either runs as direct I/O.
+            if ["direct", "buffered"].contains(&o.name) {
+                continue;
+            }
+            let mut st = State::default();
+            o.apply(&mut st, Some(o.default), Loc::default())
+                .unwrap_or_else(|e| panic!("{}: {e}", o.name));
+            assert_eq!(format!("{st:?}"), fresh, "{}={}", o.name, o.default);
+            checked += 1;
+        }
+        assert!(checked > 30, "{checked}");
+    }
+
+    #[test]
+    fn markdown_lists_every_option_once() {
+        let md = crate::workload::fio::options_markdown();
+        assert_eq!(md.lines().count(), OPTIONS.len() + 2);
+        assert!(md.contains("| `bs` (`blocksize`) | block size, per direction | `4k` | global, job | modelled |"));
+        assert!(md.contains("| `hipri` | 0 or 1 | `0` | global, job; ioengine io_uring, pvsync2 | refused:"));
+    }
+}
