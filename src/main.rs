@@ -160,10 +160,9 @@ struct MachineArgs {
     /// (during sustained random overwrites: GC active and paced with the writes from the start).
     #[arg(long, default_value = "steady-state", value_name = "STATE")]
     precondition: String,
-    /// Queue-map policy: which hardware queue a request goes to (per-core, rw-isolation,
-    /// linux-read-queues, wrr-ioprio, wrr-affinity, read-size-split). Overrides the config's
+    /// Queue-map policy: which hardware queue a request goes to. Overrides the config's
     /// [device.queue_map] policy; default per-core.
-    #[arg(long, value_name = "POLICY")]
+    #[arg(long, value_name = "POLICY", value_parser = cli::queue_map_values())]
     queue_map: Option<String>,
     /// Controller arbitration. Overrides [device.arbitration] mechanism.
     #[arg(long, value_name = "MECH", value_parser = cli::arbitration_values())]

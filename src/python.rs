@@ -165,12 +165,28 @@ impl Plan {
     }
 }
 
+/// The names `run(queue_map=..., arbitration=...)` takes, from the lists
+/// the command line and the configs use.
+#[pyfunction]
+fn policies() -> std::collections::BTreeMap<&'static str, Vec<&'static str>> {
+    let mut arbitration = vec!["auto"];
+    arbitration.extend(crate::config::Mechanism::ALL.iter().map(|m| m.1));
+    std::collections::BTreeMap::from([
+        (
+            "queue_map",
+            crate::host::queue_map::POLICIES.iter().map(|p| p.name).collect(),
+        ),
+        ("arbitration", arbitration),
+    ])
+}
+
 #[pymodule]
 fn _nvmesim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NvmesimError", m.py().get_type::<NvmesimError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(execute, m)?)?;
+    m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add_class::<Plan>()?;
     Ok(())
 }

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Literal, Optional, Union
 
 from . import _nvmesim
-from ._nvmesim import NvmesimError
+from ._nvmesim import NvmesimError, policies
 
-__all__ = ["run", "sweep", "load", "load_runs", "NvmesimError", "__version__"]
+__all__ = ["run", "sweep", "load", "load_runs", "policies", "NvmesimError", "__version__"]
 __version__: str = _nvmesim.__version__
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -71,8 +71,8 @@ def run(
         seed: seed of every random stream.
         device, host: preset names (see ``nvmesim presets``), overriding the config's.
         precondition: none | sequential | working-set | steady-state (default) | sustained.
-        queue_map: per-core | rw-isolation | linux-read-queues | wrr-ioprio | wrr-affinity | read-size-split.
-        arbitration: auto | round-robin | weighted-round-robin | strict-priority.
+        queue_map: a queue-map policy name (``policies()["queue_map"]``: per-core, rw-isolation, ...).
+        arbitration: auto or a mechanism (``policies()["arbitration"]``: round-robin, ...).
         weights: WRR weights "HIGH:MEDIUM:LOW".
         ionice: run as under ``ionice -c CLASS [-n LEVEL]``, e.g. "2:0" or "idle".
         verify: turn on the device's verify mode.

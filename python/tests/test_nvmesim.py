@@ -129,3 +129,14 @@ def test_sweep_from_a_dict_equals_the_file(sweep_file, tmp_path):
     pd.testing.assert_frame_equal(a, b)
     with pytest.raises(nvmesim.NvmesimError, match="<sweep dict>: unknown key 'sedes'"):
         nvmesim.sweep({"job": spec["job"], "sedes": [1]}, out=tmp_path / "bad")
+
+
+def test_policies_name_what_run_takes():
+    p = nvmesim.policies()
+    assert p["queue_map"][0] == "per-core" and "read-size-split" in p["queue_map"]
+    assert p["arbitration"][:2] == ["auto", "round-robin"] and "strict-priority" in p["arbitration"]
+    job = "[j]\nfilename=/dev/nvme0n1\nrw=randread\nbs=4k\nnumber_ios=100\n"
+    out = nvmesim.run(job, device="null", queue_map=p["queue_map"][1], arbitration=p["arbitration"][1])
+    assert out["jobs"][0]["read"]["total_ios"] == 100
+    with pytest.raises(nvmesim.NvmesimError, match="per-core"):
+        nvmesim.run(job, device="null", queue_map="no-such-map")

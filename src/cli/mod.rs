@@ -15,3 +15,12 @@ pub fn arbitration_values() -> clap::builder::PossibleValuesParser {
     }
     clap::builder::PossibleValuesParser::new(v)
 }
+
+/// `--queue-map`'s values, from the one list of queue-map policies.
+pub fn queue_map_values() -> clap::builder::PossibleValuesParser {
+    use clap::builder::PossibleValue;
+    let v = nvmesim::host::queue_map::POLICIES
+        .iter()
+        .map(|p| PossibleValue::new(p.name).help(p.help));
+    clap::builder::PossibleValuesParser::new(v)
+}

@@ -97,3 +97,44 @@ fn json_has_every_key_real_fio_writes() {
         problems.join("\n")
     );
 }
+
+/// docs/fio-options.md prints the option table as the code has it, with the
+/// count of each answer; `NVMESIM_WRITE_DOCS=1 cargo test --release
+/// fio_options_doc` rewrites the page after a change to the table.
+#[test]
+fn fio_options_doc_is_the_option_table() {
+    let table = fio::options_markdown();
+    let count = |prefix: &str| {
+        table
+            .lines()
+            .skip(2)
+            .filter(|l| l.split(" | ").nth(4).is_some_and(|a| a.starts_with(prefix)))
+            .count()
+    };
+    let (modelled, none, refused) = (count("modelled"), count("no effect"), count("refused"));
+    assert_eq!(
+        modelled + none + refused,
+        table.lines().count() - 2,
+        "every row has one of the three answers"
+    );
+    let page = format!(
+        "# fio 3.33's options in nvmesim\n\n\
+Every option of fio 3.33 (`options.c`, then the engines' own options), with\n\
+one of three answers: **modelled** (the simulation honours it),\n\
+**no effect** (accepted, with the reason it cannot change what a simulated\n\
+device shows), or **refused** (an error naming the file, line and option,\n\
+with the reason). The table is `OPTIONS` in `src/workload/fio/options.rs`;\n\
+a test keeps this page equal to it.\n\n\
+| answer | options |\n|---|---:|\n| modelled | {modelled} |\n| no effect | {none} |\n| refused | {refused} |\n| all | {} |\n\n{table}",
+        modelled + none + refused
+    );
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/fio-options.md");
+    if std::env::var_os("NVMESIM_WRITE_DOCS").is_some() {
+        std::fs::write(&path, &page).unwrap();
+    }
+    let doc = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        doc == page,
+        "docs/fio-options.md differs from the option table: NVMESIM_WRITE_DOCS=1 cargo test --release fio_options_doc"
+    );
+}

@@ -74,8 +74,100 @@ pub struct MapParams {
     pub large_read_bytes: Option<u32>,
 }
 
-/// The policies `build` knows, for messages and `--help`.
-pub const POLICIES: &str = "per-core, rw-isolation, linux-read-queues, wrr-ioprio, wrr-affinity, read-size-split";
+/// A policy built for a host and a device queue limit, or why it cannot be.
+pub type Built = Result<Box<dyn QueueMap>, String>;
+
+/// A queue-map policy as `[device.queue_map] policy` and `--queue-map` name it.
+pub struct Policy {
+    /// The name written in configs and on the command line.
+    pub name: &'static str,
+    /// One line for `--help` and the docs.
+    pub help: &'static str,
+    /// The policy for a host and a device queue limit, from its settings.
+    pub build: fn(&Topology, u32, &MapParams) -> Built,
+}
+
+/// Every policy: the one list `build`, `--queue-map`'s values and help, and
+/// the error for an unknown name come from. A new policy is its file plus
+/// one entry here.
+pub const POLICIES: &[Policy] = &[
+    Policy {
+        name: "per-core",
+        help: "Linux's stock map: the submitting CPU's queue (blk_mq_map_queues)",
+        build: |topo, max, _| Ok(Box::new(PerCore::new(topo, max))),
+    },
+    Policy {
+        name: "rw-isolation",
+        help: "reads and writes on separate groups of queues, read_write_ratio R:W (default 3:1)",
+        // The isolation study's default split: three read queues per write queue.
+        build: |topo, max, p| {
+            Ok(or_stock(
+                DirectionSplit::rw_isolation(topo, max, p.read_write_ratio.unwrap_or((3, 1))),
+                topo,
+                max,
+            ))
+        },
+    },
+    Policy {
+        name: "linux-read-queues",
+        help: "the nvme driver's read queues: write_queues = N for the default map, the rest read",
+        // Upstream's write_queues defaults to 0 (no split); a split needs a count.
+        build: |topo, max, p| match p.write_queues {
+            Some(w) if w > 0 => Ok(or_stock(DirectionSplit::linux_read_queues(topo, max, w), topo, max)),
+            _ => Err(
+                "queue map 'linux-read-queues' needs [device.queue_map] write_queues = N (N >= 1), \
+as the nvme driver's write_queues parameter"
+                    .into(),
+            ),
+        },
+    },
+    Policy {
+        name: "wrr-ioprio",
+        help: "sq_per_core SQs per core (default 4: urgent, high, medium, low), picked by the I/O's ionice class",
+        build: |topo, max, p| {
+            // The HotStorage '17 design: four SQs per core, one per priority.
+            let k = p.sq_per_core.unwrap_or(4);
+            if !(1..=4).contains(&k) {
+                return Err(format!(
+                    "queue map 'wrr-ioprio': sq_per_core = {k}, expected 1 to 4 (one SQ per priority: urgent, high, medium, low)"
+                ));
+            }
+            Ok(or_stock(WrrIoprio::new(topo, max, k), topo, max))
+        },
+    },
+    Policy {
+        name: "wrr-affinity",
+        help: "one SQ per core, priorities dealt to the cores in turn (the SPDK way)",
+        build: |topo, max, _| Ok(Box::new(WrrAffinity::new(topo, max))),
+    },
+    Policy {
+        name: "read-size-split",
+        help: "reads of at least large_read_bytes on SQs of their own, one per NUMA node",
+        // No default size: the split is only meaningful at a size the user chose.
+        build: |topo, max, p| {
+            let Some(bytes) = p.large_read_bytes else {
+                return Err(
+                    "queue map 'read-size-split' needs [device.queue_map] large_read_bytes = N (reads of at least N bytes get their own SQs)"
+                        .into(),
+                );
+            };
+            Ok(or_stock(ReadSizeSplit::new(topo, max, bytes), topo, max))
+        },
+    },
+];
+
+/// A policy that cannot split the device's queues uses the stock map.
+fn or_stock<M: QueueMap + 'static>(m: Option<M>, topo: &Topology, max: u32) -> Box<dyn QueueMap> {
+    match m {
+        Some(m) => Box::new(m),
+        None => Box::new(PerCore::new(topo, max)),
+    }
+}
+
+/// The names of every policy, for messages: "per-core, rw-isolation, ...".
+pub fn policy_names() -> String {
+    POLICIES.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+}
 
 /// Build the policy named `name` for a host and a device queue limit.
 pub fn build(
@@ -83,58 +175,11 @@ pub fn build(
     topo: &Topology,
     device_max_queues: u32,
     params: &MapParams,
-) -> Result<Box<dyn QueueMap>, String> {
-    let split = match name {
-        "per-core" => None,
-        "wrr-ioprio" => {
-            // The HotStorage '17 design: four SQs per core, one per priority.
-            let k = params.sq_per_core.unwrap_or(4);
-            if !(1..=4).contains(&k) {
-                return Err(format!(
-                    "queue map 'wrr-ioprio': sq_per_core = {k}, expected 1 to 4 (one SQ per priority: urgent, high, medium, low)"
-                ));
-            }
-            return Ok(match WrrIoprio::new(topo, device_max_queues, k) {
-                Some(m) => Box::new(m),
-                None => Box::new(PerCore::new(topo, device_max_queues)),
-            });
-        }
-        "wrr-affinity" => return Ok(Box::new(WrrAffinity::new(topo, device_max_queues))),
-        // No default size: the split is only meaningful at a size the user chose.
-        "read-size-split" => {
-            let Some(bytes) = params.large_read_bytes else {
-                return Err(
-                    "queue map 'read-size-split' needs [device.queue_map] large_read_bytes = N (reads of at least N bytes get their own SQs)"
-                        .into(),
-                );
-            };
-            return Ok(match ReadSizeSplit::new(topo, device_max_queues, bytes) {
-                Some(m) => Box::new(m),
-                None => Box::new(PerCore::new(topo, device_max_queues)),
-            });
-        }
-        // The isolation study's default split: three read queues per write queue.
-        "rw-isolation" => {
-            DirectionSplit::rw_isolation(topo, device_max_queues, params.read_write_ratio.unwrap_or((3, 1)))
-        }
-        // Upstream's write_queues defaults to 0 (no split); a split needs a count.
-        "linux-read-queues" => match params.write_queues {
-            Some(w) if w > 0 => DirectionSplit::linux_read_queues(topo, device_max_queues, w),
-            _ => {
-                return Err(
-                    "queue map 'linux-read-queues' needs [device.queue_map] write_queues = N (N >= 1), \
-as the nvme driver's write_queues parameter"
-                        .into(),
-                )
-            }
-        },
-        other => return Err(format!("unknown queue map '{other}' (available: {POLICIES})")),
-    };
-    // A policy that cannot split the device's queues uses the stock map.
-    Ok(match split {
-        Some(s) => Box::new(s),
-        None => Box::new(PerCore::new(topo, device_max_queues)),
-    })
+) -> Built {
+    match POLICIES.iter().find(|p| p.name == name) {
+        Some(p) => (p.build)(topo, device_max_queues, params),
+        None => Err(format!("unknown queue map '{name}' (available: {})", policy_names())),
+    }
 }
 
 /// A flattened policy: `hw_queue` answers by table lookup.
