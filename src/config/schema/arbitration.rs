@@ -1,0 +1,172 @@
+//! `[device.arbitration]` and the controller's arbitration mechanisms
+//! (CC.AMS), with the one list of their names.
+
+use serde::{Deserialize, Serialize};
+
+/// `[device.arbitration]`: how the host sets up the controller's command
+/// arbitration (CC.AMS at enable, then Set Features (Arbitration)).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArbitrationConfig {
+    /// `auto` or a mechanism (see [`MechanismChoice`] and [`Mechanism::ALL`]).
+    #[serde(default)]
+    pub mechanism: MechanismChoice,
+    /// The Set Features (Arbitration) the host issues before the run, in
+    /// commands per round (the spec's 0's-based HPW/MPW/LPW field plus one;
+    /// nvme-cli's `--hpw` takes the field). Unset keeps the controller's value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub high_weight: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub medium_weight: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low_weight: Option<u32>,
+    /// Arbitration burst in commands (1, 2, 4, ..., 64, or 0 for no limit);
+    /// unset keeps the device's `arbitration_burst`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<u32>,
+    /// Set Features (Arbitration) commands issued during the run through
+    /// the admin queue, as `nvme set-feature` would.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set_features: Vec<SetArbitration>,
+}
+
+/// One Set Features (Arbitration) command at a time into the run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetArbitration {
+    /// When the host issues it, in milliseconds from the start of the run.
+    pub at_ms: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub high_weight: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub medium_weight: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low_weight: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<u32>,
+}
+
+/// `[device.nvme] buffer_grant`: who gets freed write-buffer room.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BufferGrant {
+    /// The oldest waiting command of all blocked SQs.
+    Arrival,
+    /// The blocked SQ the arbitration mechanism picks (weights and classes).
+    #[default]
+    Arbitration,
+}
+
+impl BufferGrant {
+    pub fn is_default(&self) -> bool {
+        *self == BufferGrant::default()
+    }
+    /// The config value (`buffer_grant = "..."`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            BufferGrant::Arrival => "arrival",
+            BufferGrant::Arbitration => "arbitration",
+        }
+    }
+}
+
+/// CC.AMS: the arbitration mechanism the host enables at controller enable
+/// (NVMe 1.4 §4.13; nvme/arbitration.rs models each). [`Mechanism::ALL`] is
+/// the one list of their names: the config, `--arbitration`, `serve`,
+/// sweeps, calibration targets, error messages and reports take them from it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Mechanism {
+    /// AMS 000b, mandatory.
+    #[default]
+    RoundRobin,
+    /// AMS 001b, optional (CAP.AMS bit 17): weighted round robin with the
+    /// urgent priority class.
+    WeightedRoundRobin,
+    /// Not in the NVMe specification (a vendor-specific CC.AMS, 111b):
+    /// urgent, high, medium, low strictly in that order; docs/extending.md.
+    StrictPriority,
+}
+
+impl Mechanism {
+    /// Every mechanism: its name, a short alias, and a line of help.
+    pub const ALL: [(Mechanism, &'static str, Option<&'static str>, &'static str); 3] = [
+        (
+            Mechanism::RoundRobin,
+            "round-robin",
+            Some("rr"),
+            "every SQ in turn, up to the burst each (CC.AMS 000b)",
+        ),
+        (
+            Mechanism::WeightedRoundRobin,
+            "weighted-round-robin",
+            Some("wrr"),
+            "urgent SQs first, then high/medium/low by weight (CC.AMS 001b)",
+        ),
+        (
+            Mechanism::StrictPriority,
+            "strict-priority",
+            None,
+            "urgent, high, medium, low strictly in that order, no weights (not in the specification)",
+        ),
+    ];
+
+    /// The name the config and the reports use.
+    pub fn name(self) -> &'static str {
+        Self::ALL.iter().find(|m| m.0 == self).map_or("", |m| m.1)
+    }
+}
+
+/// `[device.arbitration] mechanism` and `--arbitration`: `auto` (weighted
+/// round robin when the queue map is a `wrr-*` map, else round robin, as the
+/// drivers that create priority queues enable WRR) or one [`Mechanism`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MechanismChoice {
+    #[default]
+    Auto,
+    Is(Mechanism),
+}
+
+impl MechanismChoice {
+    /// `auto`, or a mechanism's name or alias.
+    pub fn parse(s: &str) -> Result<MechanismChoice, String> {
+        if s == "auto" {
+            return Ok(MechanismChoice::Auto);
+        }
+        Mechanism::ALL
+            .iter()
+            .find(|m| m.1 == s || m.2 == Some(s))
+            .map(|m| MechanismChoice::Is(m.0))
+            .ok_or_else(|| format!("'{s}': expected {}", Self::expected()))
+    }
+
+    /// What `parse` takes, for messages: "auto, round-robin (rr), ... or strict-priority".
+    pub fn expected() -> String {
+        let mut names = vec!["auto".to_string()];
+        names.extend(Mechanism::ALL.iter().map(|(_, n, a, _)| match a {
+            Some(a) => format!("{n} ({a})"),
+            None => n.to_string(),
+        }));
+        let last = names.pop().unwrap_or_default();
+        format!("{} or {last}", names.join(", "))
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MechanismChoice::Auto => "auto",
+            MechanismChoice::Is(m) => m.name(),
+        }
+    }
+}
+
+impl Serialize for MechanismChoice {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for MechanismChoice {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        MechanismChoice::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
