@@ -345,7 +345,7 @@ impl Host {
             self.threads[ti].sys_ns += bio_setup;
             let hctx = self.map.for_io(cpu, &io);
             let r = self.reqs.insert(Request::new(t, io, issue, hctx));
-            if io.ddir == Ddir::Write && self.threads[ti].o_sync && self.vwc {
+            if io.ddir == Ddir::Write && self.threads[ti].o_sync && self.driver.vwc {
                 // O_SYNC: an asynchronous write is REQ_FUA (see thread.rs).
                 self.reqs.get_mut(r).flags = SQE_FUA;
             }

@@ -26,7 +26,7 @@ pub use jobs::SsTracker;
 pub use submit::{AdminCmd, HmbState};
 pub use thread::{Thread, ThreadState};
 
-use crate::config::{BlockLayerKind, DeviceKind, HostCosts, IrqMode, MachineConfig, SwQueuesKind, UrgentPath};
+use crate::config::{BlockLayerKind, DeviceKind, HostCosts, MachineConfig, SwQueuesKind, UrgentPath};
 use crate::nvme::controller::HMB_IO_CMD;
 use crate::nvme::{Cqe, HostPort, Sqe};
 use crate::sim::{Event, Queue};
@@ -34,9 +34,9 @@ use crate::sim::{Ns, Slab};
 use crate::workload::fio::FioJobFile;
 use crate::workload::{Ddir, IoPrio};
 use blk_mq::{nvme_tag_depth, Hctx};
-use block::{Elevator, RequestQueue};
+use block::{BlockLayer, Elevator, RequestQueue};
 use cpu::{CacheLineCost, Core, Lock, LockEnv, Topology};
-use nvme_driver::QueuePair;
+use nvme_driver::{NvmeDriver, QueuePair};
 use queue_map::QueueMapTable;
 use std::collections::VecDeque;
 use submit::Request;
@@ -48,42 +48,14 @@ pub struct Host {
     /// Topology, cache-line costs and the current event time, for locks.
     lenv: LockEnv,
     cores: Vec<Core>,
-    ctx_locks: Vec<Lock>,
-    sq_locks: Vec<Lock>,
-    /// blk-mq hardware-queue state lines, one set per hctx.
-    hctx_lines: Vec<Lock>,
-    /// The disk's in-flight counters and reference (blk-mq in the 3.x kernels), written by every
-    /// request's start and end; `None` when the kernel keeps them per CPU (0 lines).
-    disk_stats: Option<Lock>,
-    /// The legacy layer's request-queue lock (unused under blk-mq and bypass).
-    queue_lock: Lock,
-    rq: RequestQueue,
-    /// The legacy queue is being run (completions inside it do not run it again).
-    rq_running: bool,
-    block: BlockLayerKind,
     null_dev: bool,
-    irqmode: IrqMode,
-    shared_ctx: bool,
-    hctxs: Vec<Hctx>,
-    qps: Vec<QueuePair>,
     map: QueueMapTable,
     reqs: Slab<Request>,
     threads: Vec<Thread>,
-    /// The admin SQ in host memory: admin command indexes, or HMB I/O
-    /// commands (request id | `HMB_IO_CMD`), in order.
-    admin_sq: VecDeque<u32>,
-    /// Admin commands (Set Features) scheduled for this run.
-    admin_cmds: Vec<AdminCmd>,
-    hmb: HmbState,
-    /// The PCIe posted-write latency a doorbell write takes to the device.
-    posted_ns: Ns,
     /// Device locality: what crossing the socket interconnect adds.
     numa: numa::Numa,
     /// The CPUs' idle states: what waking an idle core costs.
     cpuidle: cpuidle::CpuIdle,
-    /// The largest request the block layer sends (max_sectors_kb within the
-    /// driver's max_hw_sectors); larger bios are split.
-    max_rq_bytes: u64,
     /// The device's mapping unit (to hint the simulator's map lookups).
     unit_bytes: u64,
     migrate_mean: Ns,
@@ -91,11 +63,11 @@ pub struct Host {
     ios_completed: u64,
     /// fio steady-state checks.
     ss: Vec<SsTracker>,
-    /// The device reports a volatile write cache (Identify Controller VWC),
-    /// so the nvme driver sets the queue's write-cache and FUA flags
-    /// (blk_queue_write_cache): REQ_FUA and flush requests go down. Without
-    /// it the block layer drops both (blk-core.c submit_bio_noacct).
-    vwc: bool,
+    /// The block layer: legacy request queue or blk-mq contexts, hardware
+    /// queues and tags, and the locks and shared lines they take.
+    block: BlockLayer,
+    /// The NVMe driver: queue pairs, SQ locks, the admin queue, the HMB requester.
+    driver: NvmeDriver,
 }
 
 /// What the host is built from besides the config: the CPUs (the VMs'
@@ -178,52 +150,57 @@ impl Host {
             },
             costs,
             cores,
-            ctx_locks: if shared_ctx {
-                vec![Lock::with("blk-mq ctx (shared by all CPUs)", spin, 0)]
-            } else if map.nr_sw_queues == nr_cpus
-                && (0..nr_cpus).all(|c| map.sw_queue(c, Ddir::Read, IoPrio::NONE) == c)
-            {
-                (0..nr_cpus)
-                    .map(|c| Lock::with(format!("blk-mq ctx cpu{c}"), spin, 0))
-                    .collect()
-            } else {
-                // The policy's own software queues (e.g. one per hardware
-                // queue, shared by the cores mapped to it).
-                (0..map.nr_sw_queues)
-                    .map(|q| Lock::with(format!("blk-mq sw queue {q}"), spin, 0))
-                    .collect()
-            },
-            sq_locks: (0..nq)
-                .map(|i| Lock::with(format!("nvme sq{} lock", i + 1), spin, 0))
-                .collect(),
-            hctx_lines: (0..nq)
-                .map(|i| Lock::lines(format!("blk-mq hctx{i} state lines"), hctx_lines))
-                .collect(),
-            disk_stats: (disk_stats_lines > 0)
-                .then(|| Lock::lines("disk stats lines (in-flight counters, part ref)", disk_stats_lines)),
-            queue_lock: Lock::with("request queue lock", spin, queue_lock_lines),
-            rq,
-            rq_running: false,
-            block: cfg.device.block_layer,
             null_dev,
-            irqmode: cfg.device.irqmode,
-            shared_ctx,
-            hctxs: (0..nq).map(|_| Hctx::new(tag_depth)).collect(),
-            qps,
-            map,
             reqs: Slab::new(),
             threads,
-            admin_sq: VecDeque::new(),
-            admin_cmds,
-            hmb,
-            posted_ns,
             numa,
             cpuidle,
-            max_rq_bytes,
             unit_bytes,
             ios_completed: 0,
             ss,
-            vwc: !null_dev && cfg.device.ssd.as_ref().is_some_and(|s| s.cache.volatile),
+            block: BlockLayer {
+                kind: cfg.device.block_layer,
+                ctx_locks: if shared_ctx {
+                    vec![Lock::with("blk-mq ctx (shared by all CPUs)", spin, 0)]
+                } else if map.nr_sw_queues == nr_cpus
+                    && (0..nr_cpus).all(|c| map.sw_queue(c, Ddir::Read, IoPrio::NONE) == c)
+                {
+                    (0..nr_cpus)
+                        .map(|c| Lock::with(format!("blk-mq ctx cpu{c}"), spin, 0))
+                        .collect()
+                } else {
+                    // The policy's own software queues (e.g. one per hardware
+                    // queue, shared by the cores mapped to it).
+                    (0..map.nr_sw_queues)
+                        .map(|q| Lock::with(format!("blk-mq sw queue {q}"), spin, 0))
+                        .collect()
+                },
+                hctx_lines: (0..nq)
+                    .map(|i| Lock::lines(format!("blk-mq hctx{i} state lines"), hctx_lines))
+                    .collect(),
+                disk_stats: (disk_stats_lines > 0)
+                    .then(|| Lock::lines("disk stats lines (in-flight counters, part ref)", disk_stats_lines)),
+                queue_lock: Lock::with("request queue lock", spin, queue_lock_lines),
+                rq,
+                rq_running: false,
+                shared_ctx,
+                hctxs: (0..nq).map(|_| Hctx::new(tag_depth)).collect(),
+                max_rq_bytes,
+            },
+            driver: NvmeDriver {
+                qps,
+                sq_locks: (0..nq)
+                    .map(|i| Lock::with(format!("nvme sq{} lock", i + 1), spin, 0))
+                    .collect(),
+                admin_sq: VecDeque::new(),
+                admin_cmds,
+                hmb,
+                posted_ns,
+                irqmode: cfg.device.irqmode,
+                vwc: !null_dev && cfg.device.ssd.as_ref().is_some_and(|s| s.cache.volatile),
+            },
+            // Last: the block layer's contexts above are sized from it.
+            map,
         })
     }
 
@@ -252,45 +229,45 @@ impl Host {
         std::mem::take(&mut self.threads)
     }
     pub fn queue_pairs(&self) -> &[QueuePair] {
-        &self.qps
+        &self.driver.qps
     }
     pub fn map(&self) -> &QueueMapTable {
         &self.map
     }
     pub fn hctxs(&self) -> &[Hctx] {
-        &self.hctxs
+        &self.block.hctxs
     }
     pub fn request_queue(&self) -> &RequestQueue {
-        &self.rq
+        &self.block.rq
     }
     pub fn block_layer(&self) -> BlockLayerKind {
-        self.block
+        self.block.kind
     }
     /// blk-mq software-queue (ctx) locks.
     pub fn sw_queue_locks(&self) -> &[Lock] {
-        &self.ctx_locks
+        &self.block.ctx_locks
     }
     /// The NVMe driver's SQ locks.
     pub fn sq_locks(&self) -> &[Lock] {
-        &self.sq_locks
+        &self.driver.sq_locks
     }
     /// blk-mq hardware-queue state lines.
     pub fn hctx_lines(&self) -> &[Lock] {
-        &self.hctx_lines
+        &self.block.hctx_lines
     }
     /// The disk's shared statistics lines (blk-mq in the 3.x kernels), if modelled.
     pub fn disk_stats_lines(&self) -> Option<&Lock> {
-        self.disk_stats.as_ref()
+        self.block.disk_stats.as_ref()
     }
     /// The legacy request queue's lock.
     pub fn queue_lock(&self) -> &Lock {
-        &self.queue_lock
+        &self.block.queue_lock
     }
     pub fn hmb(&self) -> &HmbState {
-        &self.hmb
+        &self.driver.hmb
     }
     pub fn admin_cmds(&self) -> &[AdminCmd] {
-        &self.admin_cmds
+        &self.driver.admin_cmds
     }
     pub fn steady_state(&self) -> &[SsTracker] {
         &self.ss
@@ -298,7 +275,7 @@ impl Host {
     /// The block layer sends REQ_FUA and flushes to the device (it has a
     /// volatile write cache).
     pub fn write_cache(&self) -> bool {
-        self.vwc
+        self.driver.vwc
     }
     /// Idle cores pay C-state exit latencies (`[host.cpuidle]` has states).
     pub fn cpuidle_enabled(&self) -> bool {
@@ -314,7 +291,7 @@ impl Host {
     }
     /// Entries written to I/O SQ `sq` and not fetched yet.
     pub fn sq_entries(&self, sq: usize) -> usize {
-        self.qps[sq].sq_ring.len()
+        self.driver.qps[sq].sq_ring.len()
     }
 
     // ------------------------------------------------ for the VMs on the host
@@ -384,11 +361,11 @@ impl Host {
 
     /// The Set Features the host wrote as admin command `cmd`.
     pub fn admin_command(&self, cmd: u32) -> &crate::config::SetArbitration {
-        &self.admin_cmds[cmd as usize].set
+        &self.driver.admin_cmds[cmd as usize].set
     }
     /// The controller executed admin command `cmd` at `now`.
     pub fn admin_executed(&mut self, cmd: u32, now: Ns, done: crate::nvme::commands::SetFeaturesDone) {
-        let a = &mut self.admin_cmds[cmd as usize];
+        let a = &mut self.driver.admin_cmds[cmd as usize];
         a.launched_before = done.launched_before;
         a.applied = Some(done.applied);
         a.executed_ns = now;
@@ -397,11 +374,12 @@ impl Host {
     pub fn admin_irq(&mut self, now: Ns, cmd: u32) {
         let ns = self.costs.irq_entry_ns + self.costs.cqe_handle_ns;
         let (_, end) = self.busy_cpu(0, now, ns);
-        self.admin_cmds[cmd as usize].completed_ns = end;
+        self.driver.admin_cmds[cmd as usize].completed_ns = end;
     }
     /// When the scheduled admin commands are issued.
     pub fn admin_times(&self) -> Vec<Ns> {
-        self.admin_cmds
+        self.driver
+            .admin_cmds
             .iter()
             .map(|c| (c.set.at_ms * 1e6).round() as Ns)
             .collect()
@@ -419,15 +397,18 @@ impl Host {
 impl HostPort for Host {
     #[inline]
     fn read_sqes(&mut self, now: Ns, sq: u32, n: u32, out: &mut Vec<Sqe>) {
-        self.qps[sq as usize].fetch_sqes(now, n, out);
+        self.driver.qps[sq as usize].fetch_sqes(now, n, out);
     }
 
     fn admin_sqe(&self, i: usize) -> u32 {
-        self.admin_sq[i]
+        self.driver.admin_sq[i]
     }
 
     fn take_admin_sqe(&mut self) -> u32 {
-        self.admin_sq.pop_front().expect("fetched more admin SQEs than written")
+        self.driver
+            .admin_sq
+            .pop_front()
+            .expect("fetched more admin SQEs than written")
     }
 
     fn hmb_command(&self, id: u32) -> Sqe {
@@ -437,8 +418,8 @@ impl HostPort for Host {
 
     #[inline]
     fn cqe_arrived(&mut self, cq: u32, cqe: Cqe, q: &mut Queue) {
-        let msi = self.numa.interrupt_ns(self.qps[cq as usize].irq_cpu);
-        let qp = &mut self.qps[cq as usize];
+        let msi = self.numa.interrupt_ns(self.driver.qps[cq as usize].irq_cpu);
+        let qp = &mut self.driver.qps[cq as usize];
         qp.cq_pending.push(cqe);
         if !qp.irq_armed {
             qp.irq_armed = true;

@@ -5,7 +5,11 @@
 //! Dword 2), so its idea of SQ occupancy lags the truth. Each CQ raises one
 //! MSI-X vector, handled on the CPU its affinity names.
 
+use super::cpu::Lock;
+use super::submit::{AdminCmd, HmbState};
+use crate::config::IrqMode;
 use crate::nvme::{Cqe, Sqe};
+use crate::sim::Ns;
 use std::collections::VecDeque;
 
 /// Host-side state of one I/O queue pair.
@@ -109,6 +113,29 @@ impl QueuePair {
             self.sq_head_seen = head;
         }
     }
+}
+
+/// The NVMe driver's state in the host: the I/O queue pairs (SQ and CQ
+/// rings in host memory, each SQ under its lock), the admin SQ with its
+/// commands, and the HMB requester. `host/submit.rs` writes SQEs, rings
+/// doorbells and handles interrupts through it.
+pub struct NvmeDriver {
+    pub(in crate::host) qps: Vec<QueuePair>,
+    pub(in crate::host) sq_locks: Vec<Lock>,
+    /// The admin SQ in host memory: admin command indexes, or HMB I/O
+    /// commands (request id | `HMB_IO_CMD`), in order.
+    pub(in crate::host) admin_sq: VecDeque<u32>,
+    /// Admin commands (Set Features) scheduled for this run.
+    pub(in crate::host) admin_cmds: Vec<AdminCmd>,
+    pub(in crate::host) hmb: HmbState,
+    /// The PCIe posted-write latency a doorbell write takes to the device.
+    pub(in crate::host) posted_ns: Ns,
+    pub(in crate::host) irqmode: IrqMode,
+    /// The device reports a volatile write cache (Identify Controller VWC),
+    /// so the nvme driver sets the queue's write-cache and FUA flags
+    /// (blk_queue_write_cache): REQ_FUA and flush requests go down. Without
+    /// it the block layer drops both (blk-core.c submit_bio_noacct).
+    pub(in crate::host) vwc: bool,
 }
 
 #[cfg(test)]

@@ -166,8 +166,10 @@ impl Host {
         let io = self.reqs.get(r).io;
         // Trims have no data to stage; flushes and FUA writes have no place
         // in an HMB I/O command (it carries no FUA bit).
-        let urgent =
-            self.hmb.enabled && self.hmb.is_urgent(io.prio) && io.ddir != Ddir::Trim && self.reqs.get(r).flags == 0;
+        let urgent = self.driver.hmb.enabled
+            && self.driver.hmb.is_urgent(io.prio)
+            && io.ddir != Ddir::Trim
+            && self.reqs.get(r).flags == 0;
         match urgent.then(|| self.hmb_submit(cur, r, q)).flatten() {
             Some(done) => Ok(done),
             None => self.submit_bio(cur, cpu, r, vms, q),
@@ -192,7 +194,7 @@ impl Host {
                 (b.io, b.issue_ns, b.hctx)
             };
             let end = io.offset + u64::from(io.len);
-            let len = (end - off).min(self.max_rq_bytes);
+            let len = (end - off).min(self.block.max_rq_bytes);
             self.threads[t as usize].split = (off + len < end).then_some((bio, off + len));
             if off > io.offset {
                 // bio_split allocates the next part's bio.
@@ -243,7 +245,7 @@ impl Host {
     /// to fill, and the legacy layer bounds requests instead.
     #[inline]
     fn uses_tags(&self) -> bool {
-        match self.block {
+        match self.block.kind {
             BlockLayerKind::BlkMq => true,
             BlockLayerKind::Bypass => !self.null_dev,
             BlockLayerKind::SingleQueue => false,
@@ -256,10 +258,10 @@ impl Host {
     /// bio then being queued for that resource.
     pub fn submit_bio(&mut self, mut cur: Ns, cpu: u32, r: u32, vms: &mut dyn Guests, q: &mut Queue) -> Result<Ns, Ns> {
         let hctx = self.reqs.get(r).hctx as usize;
-        match self.block {
+        match self.block.kind {
             _ if self.uses_tags() => {
-                if !self.hctxs[hctx].tags.try_take() {
-                    self.hctxs[hctx].tags.wait(r);
+                if !self.block.hctxs[hctx].tags.try_take() {
+                    self.block.hctxs[hctx].tags.wait(r);
                     return Err(cur);
                 }
             }
@@ -268,14 +270,14 @@ impl Host {
                 // blk_queue_bio: under the queue lock, try to merge into a
                 // queued request; otherwise allocate one (or sleep for one).
                 let c = &self.costs;
-                cur = self.queue_lock.acquire(cur, cpu, c.rq_insert_hold_ns, &self.lenv);
+                cur = self.block.queue_lock.acquire(cur, cpu, c.rq_insert_hold_ns, &self.lenv);
                 let (off, len, dir) = {
                     let req = self.reqs.get(r);
                     (req.io.offset, req.io.len as u64, elevator_dir(req))
                 };
-                if let Some((head, front)) = self.rq.elevator.find_merge(dir, off, len) {
-                    self.rq.elevator.merge(head, len, front);
-                    self.rq.merges += 1;
+                if let Some((head, front)) = self.block.rq.elevator.find_merge(dir, off, len) {
+                    self.block.rq.elevator.merge(head, len, front);
+                    self.block.rq.merges += 1;
                     // Link the bio into the request's chain.
                     let next = self.reqs.get(head).chain;
                     self.reqs.get_mut(head).chain = r;
@@ -283,8 +285,8 @@ impl Host {
                     self.set_submitted(r, cur);
                     return Ok(cur);
                 }
-                if !self.rq.requests.try_take() {
-                    self.rq.requests.wait(r);
+                if !self.block.rq.requests.try_take() {
+                    self.block.rq.requests.wait(r);
                     return Err(cur);
                 }
             }
@@ -294,30 +296,30 @@ impl Host {
 
     /// Continue submitting bio `r`, which holds its tag / request / slot.
     pub fn submit_with_resource(&mut self, mut cur: Ns, cpu: u32, r: u32, vms: &mut dyn Guests, q: &mut Queue) -> Ns {
-        match self.block {
+        match self.block.kind {
             BlockLayerKind::BlkMq => {
                 // blk_mq_bio_to_request -> blk_account_io_start: the disk's
                 // in-flight counter and reference, from whichever CPU wrote
                 // them last (the 3.x kernels).
-                if let Some(l) = self.disk_stats.as_mut() {
+                if let Some(l) = self.block.disk_stats.as_mut() {
                     cur = l.acquire(cur, cpu, 0, &self.lenv);
                 }
                 let c = &self.costs;
-                let ctx = if self.shared_ctx {
+                let ctx = if self.block.shared_ctx {
                     0
                 } else {
                     let io = &self.reqs.get(r).io;
                     self.map.sw_queue(cpu, io.ddir, io.prio) as usize
                 };
-                cur = self.ctx_locks[ctx].acquire(cur, cpu, c.sw_queue_lock_hold_ns, &self.lenv);
+                cur = self.block.ctx_locks[ctx].acquire(cur, cpu, c.sw_queue_lock_hold_ns, &self.lenv);
                 cur += c.blk_mq_insert_ns;
                 // Mark the ctx pending in the hctx and run the hctx: its
                 // shared lines come from whichever CPU mapped to it wrote last.
                 let hctx = self.reqs.get(r).hctx as usize;
-                cur = self.hctx_lines[hctx].acquire(cur, cpu, 0, &self.lenv);
+                cur = self.block.hctx_lines[hctx].acquire(cur, cpu, 0, &self.lenv);
                 // Running the hctx splices the ctx's list under its lock
                 // again (flush_busy_ctxs) before calling the driver.
-                cur = self.ctx_locks[ctx].acquire(cur, cpu, c.sw_queue_lock_hold_ns, &self.lenv);
+                cur = self.block.ctx_locks[ctx].acquire(cur, cpu, c.sw_queue_lock_hold_ns, &self.lenv);
                 self.set_submitted(r, cur);
                 self.driver_submit(cur, cpu, r, vms, q)
             }
@@ -330,7 +332,7 @@ impl Host {
                     let req = self.reqs.get(r);
                     (req.io.offset, req.io.len as u64, elevator_dir(req))
                 };
-                self.rq.elevator.add(r, dir, off, len, cur);
+                self.block.rq.elevator.add(r, dir, off, len, cur);
                 self.set_submitted(r, cur);
                 // The submitter runs the queue itself (__blk_run_queue).
                 self.run_request_queue(cur, cpu, vms, q)
@@ -354,23 +356,23 @@ impl Host {
     /// queue lock, pull the elevator's next request, drop the lock and hand
     /// the request to the driver.
     fn run_request_queue(&mut self, mut cur: Ns, cpu: u32, vms: &mut dyn Guests, q: &mut Queue) -> Ns {
-        if self.rq_running {
+        if self.block.rq_running {
             return cur;
         }
-        self.rq_running = true;
-        while self.rq.driver_has_room() && !self.rq.elevator.is_empty() {
+        self.block.rq_running = true;
+        while self.block.rq.driver_has_room() && !self.block.rq.elevator.is_empty() {
             let hold = self.costs.rq_dispatch_hold_ns;
-            cur = self.queue_lock.acquire(cur, cpu, hold, &self.lenv);
-            let Some((r, off, len)) = self.rq.elevator.dispatch(cur) else {
+            cur = self.block.queue_lock.acquire(cur, cpu, hold, &self.lenv);
+            let Some((r, off, len)) = self.block.rq.elevator.dispatch(cur) else {
                 break;
             };
             let req = self.reqs.get_mut(r);
             req.dev_offset = off;
             req.dev_len = len as u32;
-            self.rq.in_driver += 1;
+            self.block.rq.in_driver += 1;
             cur = self.driver_submit(cur, cpu, r, vms, q);
         }
-        self.rq_running = false;
+        self.block.rq_running = false;
         cur
     }
 
@@ -382,23 +384,23 @@ impl Host {
         let c = &self.costs;
         if self.null_dev {
             cur += c.null_queue_rq_ns;
-            if self.irqmode == IrqMode::Softirq {
+            if self.driver.irqmode == IrqMode::Softirq {
                 cur += c.softirq_complete_ns;
             }
             return self.host_complete(cur, cpu, r, vms, q);
         }
         let hctx = self.reqs.get(r).hctx;
         cur += c.nvme_queue_rq_ns;
-        cur = self.sq_locks[hctx as usize].acquire(cur, cpu, c.sq_lock_hold_ns, &self.lenv);
+        cur = self.driver.sq_locks[hctx as usize].acquire(cur, cpu, c.sq_lock_hold_ns, &self.lenv);
         // The SQE's line is owned from the rings' node; the doorbell's
         // barrier waits for it.
         cur += self.numa.ring_access_ns(cpu);
         let sqe = self.sqe(r);
-        self.qps[hctx as usize].write_sqe(cur, sqe);
-        self.qps[hctx as usize].push_sqes(cur, 1);
-        self.qps[hctx as usize].doorbells += 1;
+        self.driver.qps[hctx as usize].write_sqe(cur, sqe);
+        self.driver.qps[hctx as usize].push_sqes(cur, 1);
+        self.driver.qps[hctx as usize].doorbells += 1;
         cur += self.costs.doorbell_mmio_ns;
-        let posted = self.posted_ns + self.numa.mmio_ns(cpu);
+        let posted = self.driver.posted_ns + self.numa.mmio_ns(cpu);
         q.schedule(cur + posted, Event::SqDoorbell { sq: hctx, n: 1 });
         cur
     }
@@ -411,20 +413,20 @@ impl Host {
         let hctx = self.reqs.get(r).hctx as usize;
         // blk_account_io_done: the in-flight counter and reference again
         // (blk-mq requests only; an HMB request never entered blk-mq).
-        if let Some(l) = self.disk_stats.as_mut() {
-            if self.block == BlockLayerKind::BlkMq && !self.reqs.get(r).hmb {
+        if let Some(l) = self.block.disk_stats.as_mut() {
+            if self.block.kind == BlockLayerKind::BlkMq && !self.reqs.get(r).hmb {
                 cur = l.acquire(cur, cpu, 0, &self.lenv);
             }
         }
-        let freed_for = match self.block {
+        let freed_for = match self.block.kind {
             _ if self.reqs.get(r).hmb => None,
-            _ if self.uses_tags() => self.hctxs[hctx].tags.put(),
+            _ if self.uses_tags() => self.block.hctxs[hctx].tags.put(),
             BlockLayerKind::BlkMq | BlockLayerKind::Bypass => None,
             BlockLayerKind::SingleQueue => {
                 let hold = self.costs.rq_complete_hold_ns;
-                cur = self.queue_lock.acquire(cur, cpu, hold, &self.lenv);
-                self.rq.in_driver -= 1;
-                self.rq.requests.put()
+                cur = self.block.queue_lock.acquire(cur, cpu, hold, &self.lenv);
+                self.block.rq.in_driver -= 1;
+                self.block.rq.requests.put()
             }
         };
         if let Some(w) = freed_for {
@@ -458,7 +460,7 @@ impl Host {
             }
             b = next;
         }
-        if self.block == BlockLayerKind::SingleQueue {
+        if self.block.kind == BlockLayerKind::SingleQueue {
             cur = self.run_request_queue(cur, cpu, vms, q);
         }
         cur
@@ -467,12 +469,12 @@ impl Host {
     /// The interrupt of queue pair `qp` runs: handle every visible CQE.
     pub fn irq(&mut self, now: Ns, qpi: u32, vms: &mut dyn Guests, q: &mut Queue) {
         let c = self.costs.clone();
-        let cpu = self.qps[qpi as usize].irq_cpu;
+        let cpu = self.driver.qps[qpi as usize].irq_cpu;
         let mut cur = self.cpu_begin(cpu, now);
         let begin = cur;
         cur += c.irq_entry_ns;
-        self.qps[qpi as usize].interrupts += 1;
-        let mut pending = std::mem::take(&mut self.qps[qpi as usize].cq_pending);
+        self.driver.qps[qpi as usize].interrupts += 1;
+        let mut pending = std::mem::take(&mut self.driver.qps[qpi as usize].cq_pending);
         let mut handled = 0;
         // The handler keeps reaping while CQEs are visible (their post reached the host).
         while handled < pending.len() {
@@ -483,9 +485,9 @@ impl Host {
             handled += 1;
             cur += c.cqe_handle_ns + self.numa.ring_access_ns(cpu);
             // The CQE names its SQ (SQ Identifier): that SQ's head moves.
-            self.qps[cqe.sq as usize].saw_sq_head(cur, cqe.sq_head);
-            self.qps[cqe.sq as usize].sq_completions += 1;
-            self.qps[qpi as usize].completions += 1;
+            self.driver.qps[cqe.sq as usize].saw_sq_head(cur, cqe.sq_head);
+            self.driver.qps[cqe.sq as usize].sq_completions += 1;
+            self.driver.qps[qpi as usize].completions += 1;
             cur = self.host_complete(cur, cpu, cqe.cid, vms, q);
         }
         pending.drain(..handled);
@@ -494,9 +496,9 @@ impl Host {
             let at = (next.at + self.numa.interrupt_ns(cpu)).max(cur);
             q.schedule(at, Event::Irq { qp: qpi });
         } else {
-            self.qps[qpi as usize].irq_armed = false;
+            self.driver.qps[qpi as usize].irq_armed = false;
         }
-        self.qps[qpi as usize].cq_pending = pending;
+        self.driver.qps[qpi as usize].cq_pending = pending;
         self.cores[cpu as usize].busy_until = cur;
         self.cores[cpu as usize].busy_ns += cur - begin;
     }
@@ -516,9 +518,9 @@ impl Host {
     pub fn admin_submit(&mut self, now: Ns, cmd: u32, q: &mut Queue) {
         let ns = self.costs.nvme_queue_rq_ns + self.costs.doorbell_mmio_ns;
         let (begin, end) = self.busy_cpu(0, now, ns);
-        self.admin_cmds[cmd as usize].submitted_ns = begin;
-        self.admin_sq.push_back(cmd);
-        let posted = self.posted_ns;
+        self.driver.admin_cmds[cmd as usize].submitted_ns = begin;
+        self.driver.admin_sq.push_back(cmd);
+        let posted = self.driver.posted_ns;
         q.schedule(end + posted, Event::AdminDoorbell);
     }
 
@@ -531,7 +533,7 @@ impl Host {
             let req = self.reqs.get(r);
             (u64::from(req.dev_len), req.io.ddir)
         };
-        let h = &mut self.hmb;
+        let h = &mut self.driver.hmb;
         let Some(slot) = h.space.as_mut().and_then(|s| s.alloc(len)) else {
             h.fallbacks += 1;
             return None;
@@ -548,8 +550,8 @@ impl Host {
         let req = self.reqs.get_mut(r);
         req.hmb = true;
         self.set_submitted(r, cur);
-        self.admin_sq.push_back(r | HMB_IO_CMD);
-        let posted = self.posted_ns;
+        self.driver.admin_sq.push_back(r | HMB_IO_CMD);
+        let posted = self.driver.posted_ns;
         q.schedule(cur + posted, Event::AdminDoorbell);
         Some(cur)
     }
@@ -566,8 +568,8 @@ impl Host {
         if ddir == Ddir::Read {
             ns += crate::sim::transfer_ns(len, c.memcpy_bytes_per_s);
         }
-        if let Some((entry, off, l)) = self.hmb.held.remove(&r) {
-            if let Some(s) = self.hmb.space.as_mut() {
+        if let Some((entry, off, l)) = self.driver.hmb.held.remove(&r) {
+            if let Some(s) = self.driver.hmb.space.as_mut() {
                 s.free(entry, off, l);
             }
         }

@@ -156,7 +156,7 @@ impl Host {
                 self.reqs.get_mut(r).then_flush = false;
                 let t0 = cur;
                 cur += c.fsync_path_ns;
-                if self.vwc {
+                if self.driver.vwc {
                     // blkdev_issue_flush: the empty flush goes down and the
                     // syscall sleeps until it completes.
                     self.threads[ti].completed.remove(i);
@@ -352,7 +352,7 @@ impl Host {
                     let req = self.reqs.get_mut(r);
                     // REQ_FUA reaches the device only if it has a volatile
                     // cache (blk-core.c strips it otherwise).
-                    if self.vwc {
+                    if self.driver.vwc {
                         req.flags = SQE_FUA;
                     }
                     req.then_flush = th.sync;
@@ -479,10 +479,10 @@ impl Host {
         let io = self.reqs.get(r).io;
         if self.threads[t as usize].vcpu != NO_VCPU {
             vms.guest_submit(cur, cpu, t, r, self, q).map_err(|at| (at, r))
-        } else if io.ddir != Ddir::Trim && u64::from(io.len) > self.max_rq_bytes {
+        } else if io.ddir != Ddir::Trim && u64::from(io.len) > self.block.max_rq_bytes {
             // blk_queue_split: the bio goes down as parts of at most
             // max_sectors_kb each, and completes when they all have.
-            self.reqs.get_mut(r).parts_left = u64::from(io.len).div_ceil(self.max_rq_bytes) as u32;
+            self.reqs.get_mut(r).parts_left = u64::from(io.len).div_ceil(self.block.max_rq_bytes) as u32;
             self.threads[t as usize].split = Some((r, io.offset));
             self.submit_parts(cur, cpu, t, vms, q)
         } else {
@@ -510,7 +510,7 @@ impl Host {
     ) -> SyncIssue {
         let c = self.costs.clone();
         let ti = t as usize;
-        let vwc = self.vwc;
+        let vwc = self.driver.vwc;
         let th = &mut self.threads[ti];
         let issue = cur;
         cur += c.app_per_io_ns;

@@ -17,6 +17,8 @@ pub mod elevator;
 
 pub use elevator::Elevator;
 
+use crate::host::cpu::Lock;
+use blk_mq::Hctx;
 use std::collections::VecDeque;
 
 /// A bounded pool (blk-mq tags, legacy requests) whose takers queue FIFO
@@ -101,4 +103,29 @@ impl RequestQueue {
     pub fn driver_has_room(&self) -> bool {
         self.in_driver < self.driver_depth
     }
+}
+
+/// The block layer's state in the host: the legacy request queue (one
+/// lock, an elevator) or blk-mq's software contexts, hardware contexts and
+/// their tags, with the locks and shared cache lines each path takes.
+/// `host/submit.rs` moves requests through it.
+pub struct BlockLayer {
+    /// Which block layer the kernel uses.
+    pub(in crate::host) kind: crate::config::BlockLayerKind,
+    pub(in crate::host) ctx_locks: Vec<Lock>,
+    /// blk-mq hardware-queue state lines, one set per hctx.
+    pub(in crate::host) hctx_lines: Vec<Lock>,
+    /// The disk's in-flight counters and reference (blk-mq in the 3.x kernels), written by every
+    /// request's start and end; `None` when the kernel keeps them per CPU (0 lines).
+    pub(in crate::host) disk_stats: Option<Lock>,
+    /// The legacy layer's request-queue lock (unused under blk-mq and bypass).
+    pub(in crate::host) queue_lock: Lock,
+    pub(in crate::host) rq: RequestQueue,
+    /// The legacy queue is being run (completions inside it do not run it again).
+    pub(in crate::host) rq_running: bool,
+    pub(in crate::host) shared_ctx: bool,
+    pub(in crate::host) hctxs: Vec<Hctx>,
+    /// The largest request the block layer sends (max_sectors_kb within the
+    /// driver's max_hw_sectors); larger bios are split.
+    pub(in crate::host) max_rq_bytes: u64,
 }
