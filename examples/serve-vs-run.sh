@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Real fio 3.33 (nbd engine) against `nvmesim serve`, next to `nvmesim run`
-# of the same job (libaio, simulated), for the README's serve table; and the
+# of the same job (libaio, simulated), for the serve table in docs/serve.md; and the
 # lag steps: fio's rate_iops in steps, the share of late replies at each.
 #
 #   examples/serve-vs-run.sh table [SECONDS]     (default 5 s per fio run)

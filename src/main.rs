@@ -27,7 +27,7 @@ use std::time::Instant;
     long_about = "nvmesim simulates fio jobs on a modelled machine: application threads on host CPUs, \
 the Linux blk-mq block layer and NVMe driver, the PCIe link, the NVMe controller and an SSD \
 (write cache, FTL, GC, channels, dies). Give it a fio job file; get fio's own output back.\n\n\
-Examples:\n  nvmesim run examples/randread-qd32.fio\n  nvmesim run --name=r --rw=randread --bs=4k --iodepth=32 --ioengine=libaio --runtime=1s --time_based --minimal\n  nvmesim run a.fio - b.fio --section=warm --status-interval=100ms --output-format=terse,json\n  nvmesim run job.fio --device samsung-pm1725a --output-format json --output out.json --seed 7\n  \
+Examples:\n  nvmesim run examples/randread-qd32.fio\n  nvmesim run --name=r --filename=/dev/nvme0n1 --rw=randread --bs=4k --iodepth=32 --ioengine=libaio --runtime=1s --time_based --minimal\n  nvmesim run a.fio - b.fio --section=warm --status-interval=100ms --output-format=terse,json\n  nvmesim run job.fio --device samsung-pm1725a --output-format json --output out.json --seed 7\n  \
 nvmesim run job.fio --config my-machine.toml\n  nvmesim serve --device intel-750-400g --socket /tmp/ssd.sock\n  nvmesim presets\n  nvmesim scenario run datasheet\n  nvmesim calibrate calibration/intel-750-400g/targets.toml --out cal/\n  nvmesim scenario run blk-mq --quick\n  nvmesim bench"
 )]
 struct Cli {
@@ -69,7 +69,7 @@ enum Cmd {
 
 #[derive(clap::Args)]
 struct SweepArgs {
-    /// Sweep file (TOML): job, config, run flags, seeds/repeat, [set] and [vary]; see the README.
+    /// Sweep file (TOML): job, config, run flags, seeds/repeat, [set] and [vary]; see docs/sweeps.md.
     spec: PathBuf,
     /// Output folder: one `<params,seed>/<rw>-<iodepth>-<numjobs>.json` per run, results.csv, results.parquet.
     #[arg(long, value_name = "DIR")]

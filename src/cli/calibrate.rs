@@ -12,11 +12,11 @@ use std::sync::Mutex;
 #[command(after_help = "Examples:\n  \
 nvmesim calibrate calibration/intel-750-400g/targets.toml --out cal/\n  \
 nvmesim calibrate --measured runs/*.json --base intel-750-400g --free auto --out cal/\n  \
-nvmesim calibrate t.toml --free ssd.nand.dies_per_channel=2..8,ssd.nand.program_ns=500us..3ms --out cal/\n  \
-nvmesim run job.fio --config cal/intel-750-400g-calibrated.toml")]
+nvmesim calibrate t.toml --free ssd.nand.dies_per_channel=2..8,ssd.nand.program_ns_by_page_type=500us..3ms --out cal/\n  \
+nvmesim run job.fio --config cal/intel-750-400g.toml")]
 pub struct CalibrateArgs {
     /// Targets file (TOML): base, free keys and [[target]] rows (workload, metric, observed value,
-    /// tolerance, role fit|validate, source). See the README, "Calibration".
+    /// tolerance, role fit|validate, source). See docs/calibration.md.
     pub targets: Option<PathBuf>,
     /// fio JSON outputs of real runs on the drive: each file's echoed job options are the workload,
     /// its read/write IOPS and mean latency the targets.

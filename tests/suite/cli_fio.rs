@@ -1,4 +1,4 @@
-//! fio's command line on `nvmesim run` (issue 17): a script calling `fio`
+//! fio's command line on `nvmesim run`: a script calling `fio`
 //! can call `nvmesim run` instead. Several job files, `-` for stdin,
 //! command-line jobs, `--section`, `--parse-only`, `--showcmd`, `include`,
 //! `$ncpus`, terse v3 output (checked field by field against the json of the

@@ -16,7 +16,7 @@ fn reference_dir() -> PathBuf {
 
 /// Reference jobs that use fio options nvmesim does not implement yet, with
 /// the option the parser must name when it rejects them. An entry here is a
-/// known gap (see the README), not a pass: remove it when the options land.
+/// known gap (docs/known-gaps.md), not a pass: remove it when the options land.
 const NOT_YET_SUPPORTED: &[(&str, &str)] = &[];
 
 fn shorten(text: &str) -> String {

@@ -1,4 +1,4 @@
-//! Mutation fuzzing (issue 22): the repository's own job files, configs
+//! Mutation fuzzing: the repository's own job files, configs
 //! and a trace, mutated by a seeded generator, go through parsing, config
 //! load, the pre-build checks and a short simulation on the tiny drive. Any
 //! input may be refused with an error; none may panic, run past a time

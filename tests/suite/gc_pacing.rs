@@ -1,6 +1,6 @@
 //! `[device.ssd.gc] pacing` (on by default): active GC paced with user writes keeps
 //! sustained random writes steady, where whole-victim urgent GC stalls every
-//! die together (README, "GC pacing" under Known gaps).
+//! die together (docs/known-gaps.md, "GC pacing").
 
 use std::process::Command;
 

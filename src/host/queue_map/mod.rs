@@ -170,12 +170,7 @@ pub fn policy_names() -> String {
 }
 
 /// Build the policy named `name` for a host and a device queue limit.
-pub fn build(
-    name: &str,
-    topo: &Topology,
-    device_max_queues: u32,
-    params: &MapParams,
-) -> Built {
+pub fn build(name: &str, topo: &Topology, device_max_queues: u32, params: &MapParams) -> Built {
     match POLICIES.iter().find(|p| p.name == name) {
         Some(p) => (p.build)(topo, device_max_queues, params),
         None => Err(format!("unknown queue map '{name}' (available: {})", policy_names())),

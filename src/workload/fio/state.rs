@@ -17,7 +17,7 @@ pub(super) const MAX_SS_DURATION_NS: u64 = 86_400 * 1_000_000_000;
 
 /// `direct`/`buffered`: nvmesim models no page cache, so buffered I/O
 /// (`direct=0`, `buffered=1`) is refused rather than simulated as direct.
-/// A job that sets neither runs as direct I/O (README, fio compatibility).
+/// A job that sets neither runs as direct I/O (docs/fio-compatibility.md).
 pub(super) fn direct_io(direct: bool) -> Result<bool, String> {
     if direct {
         Ok(true)

@@ -627,3 +627,19 @@ mod table {
         assert!(md.contains("| `hipri` | 0 or 1 | `0` | global, job; ioengine io_uring, pvsync2 | refused:"));
     }
 }
+
+#[test]
+fn size_suffixes_match_by_their_first_letters_as_fio_reads_them() {
+    // parse.c __get_mult_bytes: "kib".."pib" first (the unit opposite
+    // kb_base), then any suffix starting with k..p (kb_base's unit).
+    assert_eq!(parse_size("4Ki"), Ok(4096));
+    assert_eq!(parse_size("256Mi"), Ok(256 << 20));
+    assert_eq!(parse_size("1Gi"), Ok(1 << 30));
+    assert_eq!(parse_size("4k"), Ok(4096));
+    assert_eq!(parse_size("4KB"), Ok(4096));
+    assert_eq!(parse_size("4kib"), Ok(4000));
+    assert_eq!(parse_size("512"), Ok(512));
+    assert!(parse_size("4q").unwrap_err().contains("unknown size suffix 'q'"));
+    assert_eq!(job("bs=1Mi\nsize=256Mi").size, Some(SizeSpec::Bytes(256 << 20)));
+    assert_eq!(job("kb_base=1000\nsize=8Ki").size, Some(SizeSpec::Bytes(8000)));
+}

@@ -68,28 +68,30 @@ pub(super) fn parse_size_val(s: &str, kb_base: u64, allow_percent: bool) -> Resu
     }
     let (n, suffix) = split_number(s)?;
     let inv = if kb_base == 1000 { 1024 } else { 1000 };
-    let (mult, pow): (u64, u32) = match suffix.to_ascii_lowercase().as_str() {
-        "" | "b" => (1, 0),
-        "%" if allow_percent => {
-            return Ok(SizeVal::Percent(n));
+    // parse.c __get_mult_bytes: the suffix is matched by its first letters,
+    // "kib".."pib" (the unit opposite kb_base) before "k".."p" (kb_base's),
+    // so `4Ki`, `1Mi` and `4kb` read as fio reads them. A suffix fio does not
+    // know it silently ignores (a multiplier of 1): refused here.
+    let lower = suffix.to_ascii_lowercase();
+    let (mult, pow): (u64, u32) = if lower.is_empty() || lower == "b" {
+        (1, 0)
+    } else if lower.starts_with('%') {
+        if !allow_percent {
+            return Err("a percentage is not allowed here".into());
         }
-        "%" => return Err("a percentage is not allowed here".into()),
-        "k" | "kb" => (kb_base, 1),
-        "m" | "mb" => (kb_base, 2),
-        "g" | "gb" => (kb_base, 3),
-        "t" | "tb" => (kb_base, 4),
-        "p" | "pb" => (kb_base, 5),
-        "kib" => (inv, 1),
-        "mib" => (inv, 2),
-        "gib" => (inv, 3),
-        "tib" => (inv, 4),
-        "pib" => (inv, 5),
-        other => {
-            return Err(format!(
-                "unknown size suffix '{other}' in '{s}' (valid: k, m, g, t, p, optionally with b or ib; \
-                 fio would silently ignore it)"
-            ))
-        }
+        return Ok(SizeVal::Percent(n));
+    } else if let Some(i) = ["kib", "mib", "gib", "tib", "pib"]
+        .iter()
+        .position(|u| lower.starts_with(u))
+    {
+        (inv, i as u32 + 1)
+    } else if let Some(i) = ['k', 'm', 'g', 't', 'p'].iter().position(|&u| lower.starts_with(u)) {
+        (kb_base, i as u32 + 1)
+    } else {
+        return Err(format!(
+            "unknown size suffix '{lower}' in '{s}' (valid: k, m, g, t, p, optionally with b or ib; \
+             fio would silently ignore it)"
+        ));
     };
     mult.checked_pow(pow)
         .and_then(|m| n.checked_mul(m))
