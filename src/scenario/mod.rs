@@ -240,7 +240,7 @@ pub(crate) fn write(dir: &Path, name: &str, text: &str) -> Result<(), String> {
 
 // ------------------------------------------------------------ study vs model
 //
-// Convention (issue 19's reporting rule): every published figure a scenario
+// Convention (the reporting rule): every published figure a scenario
 // compares against is data (its scenario.toml's `[[study]]` tables, or a
 // const TOML table at the top of the module), never a model parameter. The
 // scenario's report gets a "Study vs model" section with one table row per
@@ -274,7 +274,7 @@ pub(crate) struct StudyFigure {
     pub checked: String,
     /// How the model's value is computed from the scenario's rows.
     pub model: ModelSpec,
-    /// The mechanism that explains a difference (issue 19's leads, the scenario's counters).
+    /// The mechanism that explains a difference (an open question, or the scenario's counters).
     pub mechanism: String,
 }
 
@@ -472,7 +472,7 @@ pub(crate) fn add_study(
     md.truncate(trimmed);
     md.push_str(
         "\n\n## Study vs model\n\n\
-One row per figure the study published (issue 19's list), the model's value from this run's rows, and \
+One row per figure the study published, the model's value from this run's rows, and \
 what makes the difference where it is large (ratio outside 0.8-1.25, or more than 10 points for a \
 percentage). No study figure was used to choose a parameter. \"not run\": this run did not produce the \
 rows the comparison needs (e.g. `--quick` skips that point).\n\n\

@@ -18,8 +18,8 @@ use std::path::Path;
 const VM: &str = include_str!("virtio/vm.toml");
 const JOB: &str = include_str!("virtio/randread.fio");
 
-/// Published figures for the report's "Study vs model" section (issue 19's
-/// rule: beside the model's number, never used to choose a parameter); the
+/// Published figures for the report's "Study vs model" section (the
+/// reporting rule: beside the model's number, never used to choose a parameter); the
 /// model's value comes from this run's rows (src/scenario/mod.rs).
 pub(super) const STUDY: &str = r#"
 [[study]]
@@ -28,9 +28,9 @@ figure = "IOPS, per-vCPU queues + 8 IOThreads / shared queue + 1 IOThread, 8 fio
 value = 3.38
 unit = "x"
 source = "Kim, Kang, Lee, Eom, MSST 2015 (vCPU-dedicated queues and I/O threads), evaluation"
-checked = "not verified: the figure is issue 19's. Found (search, Nov 2026): the paper's first page (vdocuments.site copy) and abstract (scilit.net): Linux 3.17 and QEMU 2.1.2 with modified virtio-blk front and back ends, a multi-queue (NVMe) SSD, not null_blk, and 'up to 167%' more IOPS than existing QEMU (2.67x); the KIISE 2016 journal version (JOK 43(1):27-33) says up to 155%. Not found: the evaluation section (host CPU and cores, vCPUs, where the IOThreads ran, fio job)"
+checked = "not verified: the figure is a secondary summary's. Found (search, Nov 2026): the paper's first page (vdocuments.site copy) and abstract (scilit.net): Linux 3.17 and QEMU 2.1.2 with modified virtio-blk front and back ends, a multi-queue (NVMe) SSD, not null_blk, and 'up to 167%' more IOPS than existing QEMU (2.67x); the KIISE 2016 journal version (JOK 43(1):27-33) says up to 155%. Not found: the evaluation section (host CPU and cores, vCPUs, where the IOThreads ran, fio job)"
 model = { op = "ratio", a = { variant = "per-vCPU queues, 8 IOThreads", workload = "8 jobs", metric = "iops" }, b = { variant = "shared queue, 1 IOThread", workload = "8 jobs", metric = "iops" } }
-mechanism = "Every vCPU and IOThread has a host CPU of its own, and the only structures they share are the guest's and the host's disk-statistics lines (Linux 3.17's atomic in-flight counters, cheap with every CPU on one socket); nothing else on the host is (host block layer queues, null_blk completions, KVM irqfd/ioeventfd, memory bandwidth), so per-vCPU queues with 8 IOThreads scale almost linearly to 8 CPUs' worth of IOThread work while the stock design stays at one IOThread's; the study's machine ran vCPUs and IOThreads on the same cores (issue 19 lead 4): see the next row. The study's device was a real multi-queue SSD, whose own limit null_blk does not have"
+mechanism = "Every vCPU and IOThread has a host CPU of its own, and the only structures they share are the guest's and the host's disk-statistics lines (Linux 3.17's atomic in-flight counters, cheap with every CPU on one socket); nothing else on the host is (host block layer queues, null_blk completions, KVM irqfd/ioeventfd, memory bandwidth), so per-vCPU queues with 8 IOThreads scale almost linearly to 8 CPUs' worth of IOThread work while the stock design stays at one IOThread's; the study's machine ran vCPUs and IOThreads on the same cores: see the next row. The study's device was a real multi-queue SSD, whose own limit null_blk does not have"
 
 [[study]]
 metric = "per_vcpu_8_iothreads_over_shared_8_jobs_on_vcpu_cpus"
@@ -38,7 +38,7 @@ figure = "IOPS, per-vCPU queues + 8 IOThreads / shared queue + 1 IOThread, 8 fio
 value = 3.38
 unit = "x"
 source = "Kim, Kang, Lee, Eom, MSST 2015 (vCPU-dedicated queues and I/O threads), evaluation"
-checked = "not verified (see the row above). The set-up is assumed, not the paper's: issue 19 says the study's machine ran the VM's vCPUs and IOThreads on the same cores, as an unpinned libvirt guest does (without <vcpupin>/<iothreadpin> each thread may run on every host CPU: libvirt domain XML docs, CPU tuning) on a host with as many cores as vCPUs; QEMU 2.1.2 had no IOThread polling (poll-max-ns exists since QEMU 2.9, qapi IOThreadInfo)"
+checked = "not verified (see the row above). The set-up is assumed, not the paper's: a secondary summary says the study's machine ran the VM's vCPUs and IOThreads on the same cores, as an unpinned libvirt guest does (without <vcpupin>/<iothreadpin> each thread may run on every host CPU: libvirt domain XML docs, CPU tuning) on a host with as many cores as vCPUs; QEMU 2.1.2 had no IOThread polling (poll-max-ns exists since QEMU 2.9, qapi IOThreadInfo)"
 model = { op = "ratio", a = { variant = "per-vCPU queues, 8 IOThreads, on vCPU CPUs", workload = "8 jobs", metric = "iops" }, b = { variant = "shared queue, 1 IOThread, on vCPU CPUs", workload = "8 jobs", metric = "iops" } }
 mechanism = "With the IOThreads on the vCPUs' CPUs, each CPU serializes a vCPU's guest work and an IOThread's QEMU and host work: the per-vCPU design loses the CPUs its IOThreads had to themselves, the stock design's single IOThread only part of one. The ratio depends on which CPU that one IOThread shares (beside vCPU 0, which takes the shared queue's interrupts, it is larger: see the report); host-side sharing (memory bandwidth, KVM's irqfd/ioeventfd paths) and the study's SSD's own limit are still not modelled"
 "#;
@@ -72,7 +72,7 @@ const VARIANTS: [Variant; 7] = [
         shared_cores: false,
     },
     // The same three designs with the VM's IOThreads on its vCPUs' 8 CPUs
-    // (issue 19 lead 4: the study's machine ran them on the same cores).
+    // (the study's machine ran them on the same cores).
     // One IOThread goes on CPU 7: a CPU whose vCPU is idle below 8 jobs
     // (job k runs on vCPU k), where Linux's wake-up balancing
     // (select_idle_sibling) would put a runnable thread, and at 8 jobs not the
@@ -118,7 +118,7 @@ const PINNED_COMMENT: &str = "# vCPUs pinned to CPUs 0-7 and IOThreads on CPUs 8
 # a tuned host would pin them (libvirt <vcpupin>, <iothreadpin>).";
 const SHARED_CORES: &str = "# vCPUs pinned to CPUs 0-7 and the IOThreads on the same CPUs (IOThread k
 # beside vCPU k; a single IOThread on CPU 7): the VM's threads share 8 host
-# CPUs, as on the study's machine (issue 19 lead 4). No IOThread polling:
+# CPUs, as on the study's machine. No IOThread polling:
 # the study's QEMU 2.1.2 predates poll-max-ns (QEMU 2.9).";
 
 /// What one run measured.
@@ -244,7 +244,7 @@ jobs (one per vCPU), {runtime} after a 20 ms ramp, seed 0. Configs in `configs/`
 The designs marked *on vCPU CPUs* put the IOThreads on the vCPUs' CPUs 0-7 instead (IOThread k beside \
 vCPU k; a single IOThread on CPU 7, whose vCPU is idle below 8 jobs and is not the one taking a shared \
 queue's interrupts), as on the study's machine, which ran the VM's vCPUs and IOThreads on the same \
-cores (issue 19; the paper's set-up was not found, see the study table), and without IOThread \
+cores (the paper's set-up was not found, see the study table), and without IOThread \
 polling, which the study's QEMU 2.1.2 did not have (poll-max-ns arrived in QEMU 2.9). A CPU runs one \
 thread's work at a time, so there vCPU and IOThread work queue for the same CPU. In those rows \
 \"vCPU busy\" is the busy time of CPUs 0-7, IOThread work included.\n\n\

@@ -17,10 +17,10 @@ use std::path::Path;
 
 const MACHINE: &str = include_str!("wrr_vms/machine.toml");
 const GUEST: &str = include_str!("wrr_vms/guest.fio");
-/// Published figures for the report's "Study vs model" section (issue 19's
-/// rule: beside the model's number, never used to choose a parameter); the
+/// Published figures for the report's "Study vs model" section (the
+/// reporting rule: beside the model's number, never used to choose a parameter); the
 /// model's value comes from this run's rows at the preset's command slots
-/// (src/scenario/mod.rs). The study is issue 19's finding 2; its paper is not
+/// (src/scenario/mod.rs). The study is known from a secondary summary; its paper is not
 /// named in the repository.
 pub(super) const STUDY: &str = r#"
 [[study]]
@@ -28,40 +28,40 @@ metric = "wrr_vm1_iops"
 figure = "VM1 (IOThreads best-effort) IOPS, WRR 24/16/8"
 value = 208000
 unit = "IOPS"
-source = "WRR-for-VMs study (issue 19 finding 2)"
-checked = "issue 19 only; paper not identified, not verified"
+source = "WRR-for-VMs study (from a secondary summary of it)"
+checked = "a secondary summary only; paper not identified, not verified"
 model = { op = "value", a = { variant = "WRR 24/16/8", metric = "vm1_iops", where = { command_slots = "$preset_slots" } } }
-mechanism = "At the preset's command slots few commands wait in each SQ (sq_backlog_mean: fewer per SQ than a round's weight), the rest of the VMs' requests being on the host side or in the drive (which never fills its slots: the 512-slot runs are identical), so WRR changes nothing and each VM gets an equal share of the drive (issue 19 lead 2: the controller's concurrency)"
+mechanism = "At the preset's command slots few commands wait in each SQ (sq_backlog_mean: fewer per SQ than a round's weight), the rest of the VMs' requests being on the host side or in the drive (which never fills its slots: the 512-slot runs are identical), so WRR changes nothing and each VM gets an equal share of the drive (the controller's concurrency)"
 
 [[study]]
 metric = "wrr_vm2_iops"
 figure = "VM2 (IOThreads none) IOPS, WRR 24/16/8"
 value = 142000
 unit = "IOPS"
-source = "WRR-for-VMs study (issue 19 finding 2)"
-checked = "issue 19 only; paper not identified, not verified"
+source = "WRR-for-VMs study (from a secondary summary of it)"
+checked = "a secondary summary only; paper not identified, not verified"
 model = { op = "value", a = { variant = "WRR 24/16/8", metric = "vm2_iops", where = { command_slots = "$preset_slots" } } }
-mechanism = "At the preset's command slots few commands wait in each SQ (sq_backlog_mean: fewer per SQ than a round's weight), the rest of the VMs' requests being on the host side or in the drive (which never fills its slots: the 512-slot runs are identical), so WRR changes nothing and each VM gets an equal share of the drive (issue 19 lead 2: the controller's concurrency)"
+mechanism = "At the preset's command slots few commands wait in each SQ (sq_backlog_mean: fewer per SQ than a round's weight), the rest of the VMs' requests being on the host side or in the drive (which never fills its slots: the 512-slot runs are identical), so WRR changes nothing and each VM gets an equal share of the drive (the controller's concurrency)"
 
 [[study]]
 metric = "wrr_vm3_iops"
 figure = "VM3 (IOThreads idle) IOPS, WRR 24/16/8"
 value = 76000
 unit = "IOPS"
-source = "WRR-for-VMs study (issue 19 finding 2)"
-checked = "issue 19 only; paper not identified, not verified"
+source = "WRR-for-VMs study (from a secondary summary of it)"
+checked = "a secondary summary only; paper not identified, not verified"
 model = { op = "value", a = { variant = "WRR 24/16/8", metric = "vm3_iops", where = { command_slots = "$preset_slots" } } }
-mechanism = "At the preset's command slots few commands wait in each SQ (sq_backlog_mean: fewer per SQ than a round's weight), the rest of the VMs' requests being on the host side or in the drive (which never fills its slots: the 512-slot runs are identical), so WRR changes nothing and the low-priority VM is not held back (issue 19 lead 2: the controller's concurrency)"
+mechanism = "At the preset's command slots few commands wait in each SQ (sq_backlog_mean: fewer per SQ than a round's weight), the rest of the VMs' requests being on the host side or in the drive (which never fills its slots: the 512-slot runs are identical), so WRR changes nothing and the low-priority VM is not held back (the controller's concurrency)"
 
 [[study]]
 metric = "wrr_vm1_over_vm3"
 figure = "VM1 / VM3 IOPS, WRR 24/16/8 (the study's 208k / 76k)"
 value = 2.74
 unit = "x"
-source = "WRR-for-VMs study (issue 19 finding 2)"
-checked = "computed from issue 19's 208k and 76k; not verified against the paper"
+source = "WRR-for-VMs study (from a secondary summary of it)"
+checked = "computed from the summary's 208k and 76k; not verified against the paper"
 model = { op = "ratio", a = { variant = "WRR 24/16/8", metric = "vm1_iops", where = { command_slots = "$preset_slots" } }, b = { variant = "WRR 24/16/8", metric = "vm3_iops", where = { command_slots = "$preset_slots" } } }
-mechanism = "At the preset's command slots few commands wait in each SQ (sq_backlog_mean: fewer per SQ than a round's weight), the rest of the VMs' requests being on the host side or in the drive (which never fills its slots: the 512-slot runs are identical), so the weights have nothing to arbitrate; firmware scheduling of internal queues after the fetch is not modelled (issue 19 lead 2)"
+mechanism = "At the preset's command slots few commands wait in each SQ (sq_backlog_mean: fewer per SQ than a round's weight), the rest of the VMs' requests being on the host side or in the drive (which never fills its slots: the 512-slot runs are identical), so the weights have nothing to arbitrate; firmware scheduling of internal queues after the fetch is not modelled"
 "#;
 
 const VMS: [(&str, &str); 3] = [("vm1", "best-effort"), ("vm2", "none"), ("vm3", "idle")];
