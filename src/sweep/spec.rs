@@ -139,6 +139,9 @@ fn expand(path: &str, key: &str, v: &toml::Value) -> Result<Vec<Value>, String> 
             if a.is_empty() {
                 return Err(err("an empty list gives no runs"));
             }
+            if a.len() > MAX_VALUES {
+                return Err(err(&format!("{} values: more than {MAX_VALUES}", a.len())));
+            }
             a.iter()
                 .map(|x| Value::from_toml(x).ok_or_else(|| err("values must be numbers, strings or booleans")))
                 .collect()
@@ -172,10 +175,19 @@ fn expand(path: &str, key: &str, v: &toml::Value) -> Result<Vec<Value>, String> 
                     if f < 2 || from < 1 {
                         return Err(err("a 'factor' range needs factor >= 2 and from >= 1"));
                     }
+                    // Stops at `to`, at the limit, or where the next value would
+                    // overflow i64 (a saturating multiply would stick at i64::MAX,
+                    // which `x <= to` never ends when to = i64::MAX).
                     let mut x = from;
                     while x <= to {
+                        if out.len() == MAX_VALUES {
+                            return Err(err(&format!("more than {MAX_VALUES} values")));
+                        }
                         out.push(Value::Int(x));
-                        x = x.saturating_mul(f);
+                        match x.checked_mul(f) {
+                            Some(y) => x = y,
+                            None => break,
+                        }
                     }
                 }
                 (s, None) => {

@@ -258,3 +258,42 @@ fn endless_or_binary_inputs_and_outlier_traces_are_refused() {
     );
     assert!(start.elapsed().as_secs() < 5);
 }
+
+/// Runs nvmesim as [`fails`] does and also bounds its wall time: a size
+/// that input controls is refused before it is allocated, not after the
+/// machine runs out of memory.
+fn fails_fast(args: &[&str], want: &[&str]) {
+    let start = std::time::Instant::now();
+    fails(args, want);
+    let t = start.elapsed();
+    assert!(t.as_secs() < 10, "{args:?} took {t:?}");
+}
+
+#[test]
+fn a_factor_range_to_the_largest_integer_ends() {
+    let d = tmp("factor");
+    let r = write(&d, "r.fio", READ);
+    // A factor range to i64::MAX: 63 values, not an endless loop at i64::MAX.
+    let sw = write(
+        &d,
+        "f.toml",
+        &format!("job = \"{r}\"\ndevice = \"null\"\n[vary]\nnumber_ios = {{ from = 1, to = 9223372036854775807, factor = 2 }}\n"),
+    );
+    let start = std::time::Instant::now();
+    let o = nvmesim()
+        .args(["sweep", &sw, "--out", d.join("f").to_str().unwrap(), "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).ends_with("63 runs\n"));
+    assert!(start.elapsed().as_secs() < 10);
+    let sw = write(
+        &d,
+        "s.toml",
+        &format!("job = \"{r}\"\ndevice = \"null\"\n[vary]\niodepth = {{ from = 1, to = 9223372036854775807 }}\n"),
+    );
+    fails_fast(
+        &["sweep", &sw, "--out", "x", "--dry-run"],
+        &["s.toml: [vary] iodepth:", "more than 100000"],
+    );
+}
