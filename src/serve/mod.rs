@@ -176,6 +176,15 @@ impl Server {
             Some(n) => n,
             None => (maxq / ne).clamp(1, 4),
         };
+        // Checked before the queue list is built: `--queues 4294967295` is
+        // refused at once, not after allocating billions of entries.
+        let total = u64::from(per) * u64::from(ne);
+        if total > u64::from(maxq) {
+            return Err(format!(
+                "--queues {per} with {ne} export(s) asks for {total} I/O queues; device '{}' supports 1 to {maxq} (max_io_queues)",
+                opts.cfg.device.name
+            ));
+        }
         let mut sq_prios = Vec::new();
         let mut export_sqs = Vec::new();
         for &(_, p) in &opts.exports {

@@ -297,3 +297,20 @@ fn a_factor_range_to_the_largest_integer_ends() {
         &["s.toml: [vary] iodepth:", "more than 100000"],
     );
 }
+#[test]
+fn serve_queues_are_checked_before_the_queue_list_is_built() {
+    let d = tmp("queues");
+    let sock = d.join("q.sock");
+    fails_fast(
+        &[
+            "serve",
+            "--socket",
+            sock.to_str().unwrap(),
+            "--device",
+            "null",
+            "--queues",
+            "4294967295",
+        ],
+        &["--queues 4294967295", "max_io_queues"],
+    );
+}
