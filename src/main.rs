@@ -123,7 +123,8 @@ enum TraceCmd {
     /// requests of at most CHUNK (replay it with read_iolog, replay_no_stall=1, ioengine=psync:
     /// the job's runtime is the launch time).
     AppLaunch {
-        /// Number of files read.
+        /// Number of files read (the trace may hold at most 10,000,000 reads in all, about
+        /// 450 MB of CSV: more is refused before or while generating).
         #[arg(long, default_value_t = 100)]
         files: u32,
         /// File sizes, drawn log-uniformly: MIN-MAX (fio size suffixes).

@@ -314,3 +314,20 @@ fn serve_queues_are_checked_before_the_queue_list_is_built() {
         &["--queues 4294967295", "max_io_queues"],
     );
 }
+#[test]
+fn a_generated_launch_trace_is_bounded_before_it_is_made() {
+    let d = tmp("launch");
+    let out = d.join("a.csv");
+    fails_fast(
+        &[
+            "trace",
+            "app-launch",
+            "--files",
+            "4294967295",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &["--files 4294967295", "more than 10000000"],
+    );
+    assert!(!out.exists());
+}

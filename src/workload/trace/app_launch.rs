@@ -28,16 +28,34 @@ pub struct LaunchSpec {
     pub seed: u64,
 }
 
+/// Most reads one generated launch may hold: 10,000,000 (about 450 MB of
+/// CSV text; a real cold launch is thousands). Each file is at least one
+/// read, so `files` above it is refused before anything is generated, and
+/// generation stops with an error when the drawn sizes pass it. Documented
+/// limit (`nvmesim trace app-launch --help`).
+pub const MAX_READS: u64 = 10_000_000;
+
 /// The launch as nvmesim trace CSV text (all timestamps 0: the order is what
 /// matters in closed-loop replay).
 pub fn generate(s: &LaunchSpec) -> Result<String, String> {
+    generate_within(s, MAX_READS)
+}
+
+fn generate_within(s: &LaunchSpec, max_reads: u64) -> Result<String, String> {
     if s.files == 0 || s.min_file == 0 || s.min_file > s.max_file || s.chunk < 512 || s.max_file > s.span {
         return Err(format!(
             "app-launch: need files >= 1, 0 < min file <= max file <= span, chunk >= 512 (got files {}, sizes {}-{}, chunk {}, span {})",
             s.files, s.min_file, s.max_file, s.chunk, s.span
         ));
     }
+    if u64::from(s.files) > max_reads {
+        return Err(format!(
+            "app-launch: --files {}: more than {max_reads} files (each is at least one read; nvmesim's limit of {max_reads} reads)",
+            s.files
+        ));
+    }
     let mut rng = Rng::new(s.seed, "app-launch", 0);
+    let mut reads = 0u64;
     let mut out = format!("{HEADER}\n");
     let (lo, hi) = ((s.min_file as f64).ln(), (s.max_file as f64).ln());
     for _ in 0..s.files {
@@ -48,6 +66,13 @@ pub fn generate(s: &LaunchSpec) -> Result<String, String> {
         let mut at = 0;
         while at < size {
             let len = (size - at).min(s.chunk);
+            reads += 1;
+            if reads > max_reads {
+                return Err(format!(
+                    "app-launch: more than {max_reads} reads ({} files of {}-{} bytes in chunks of {}): nvmesim's limit; use fewer files, smaller files or a larger --chunk",
+                    s.files, s.min_file, s.max_file, s.chunk
+                ));
+            }
             let _ = writeln!(out, "0,R,{},{len},,app-launch,R,,,,", (base + at) / 512);
             at += len;
         }
@@ -84,5 +109,21 @@ mod tests {
         assert!(starts < 50, "{starts} file starts for 50 files");
         assert_eq!(generate(&s).unwrap(), text, "same seed, same launch");
         assert!(generate(&LaunchSpec { files: 0, ..s }).is_err());
+        // Bounded before anything is generated, and while generating.
+        let e = generate(&LaunchSpec {
+            files: u32::MAX,
+            ..s.clone()
+        })
+        .unwrap_err();
+        assert!(e.contains("more than 10000000 files"), "{e}");
+        let big = LaunchSpec {
+            files: 900,
+            min_file: 1 << 20,
+            max_file: 1 << 20,
+            chunk: 512,
+            ..s
+        };
+        let e = generate_within(&big, 1000).unwrap_err();
+        assert!(e.contains("more than 1000 reads"), "{e}");
     }
 }
