@@ -163,11 +163,9 @@ impl RunSpec {
     /// an `include`d file is taken from `files` by its path, else from disk.
     fn with_context<T>(&self, cfg: &config::MachineConfig, f: impl FnOnce(&fio::ParseContext) -> T) -> T {
         let h = &cfg.host;
-        let include = |p: &str| {
-            self.files
-                .get(p)
-                .cloned()
-                .or_else(|| std::fs::read(p).ok().map(|b| String::from_utf8_lossy(&b).into_owned()))
+        let include = |p: &str| match self.files.get(p) {
+            Some(t) => Ok(Some(t.clone())),
+            None => fio::read_include(p),
         };
         let ctx = fio::ParseContext {
             include: &include,

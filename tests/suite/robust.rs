@@ -331,3 +331,28 @@ fn a_generated_launch_trace_is_bounded_before_it_is_made() {
     );
     assert!(!out.exists());
 }
+#[test]
+fn included_files_have_the_job_file_bounds() {
+    let d = tmp("include");
+    // Included files go through the job-file bounds, naming the including line.
+    let inc = |name: &str| format!("[r]\nfilename=/dev/nvme0n1\nrw=randread\ninclude {name}\n");
+    let j = write(&d, "z.fio", &inc("/dev/zero"));
+    fails_fast(
+        &["run", &j, "--device", "null", "-q"],
+        &["z.fio:4: option 'include': /dev/zero: binary data"],
+    );
+    let j = write(&d, "u.fio", &inc("/dev/urandom"));
+    fails_fast(
+        &["run", &j, "--device", "null", "-q"],
+        &["u.fio:4: option 'include': /dev/urandom: binary data"],
+    );
+    write(&d, "long.inc", &"x".repeat(10_000));
+    let j = write(&d, "l.fio", &inc("long.inc"));
+    fails_fast(
+        &["run", &j, "--device", "null", "-q"],
+        &[
+            "l.fio:4: option 'include':",
+            "long.inc:1: a line longer than 8192 bytes",
+        ],
+    );
+}

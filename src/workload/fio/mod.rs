@@ -16,6 +16,7 @@ mod state;
 mod value;
 pub use parse::{
     closest_option, cmdline_option, ignored_options, options_markdown, parse_file, parse_inputs, parse_size, parse_str,
-    parse_str_with_env, parse_time, showcmd, FioError, JobInput, ParseContext, CMDLINE, DEFAULT_PERCENTILES, PAGE_SIZE,
+    parse_str_with_env, parse_time, read_include, showcmd, FioError, JobInput, ParseContext, CMDLINE,
+    DEFAULT_PERCENTILES, PAGE_SIZE,
 };
 pub use spec::*;

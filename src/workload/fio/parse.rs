@@ -160,9 +160,11 @@ pub enum JobInput {
 pub struct ParseContext<'a> {
     /// `${VAR}` lookup (default: the process environment).
     pub env: &'a dyn Fn(&str) -> Option<String>,
-    /// Reads an `include`d file by path: its text, or None if it does not exist
-    /// (default: from disk, relative paths from the working directory).
-    pub include: &'a dyn Fn(&str) -> Option<String>,
+    /// Reads an `include`d file by path: its text, None if it cannot be
+    /// opened, or an error naming it if it breaks the job-file bounds
+    /// (default: [`read_include`], from disk, relative paths from the working
+    /// directory).
+    pub include: &'a dyn Fn(&str) -> Result<Option<String>, String>,
     /// fio `--section`: only these job sections are read (empty: all).
     pub sections: &'a [String],
     /// `$ncpus`: the simulated host's logical CPUs (None: `$ncpus` is an error).
@@ -178,15 +180,22 @@ fn env_var(k: &str) -> Option<String> {
     std::env::var(k).ok()
 }
 
-fn read_from_disk(p: &str) -> Option<String> {
-    std::fs::read(p).ok().map(|b| String::from_utf8_lossy(&b).into_owned())
+/// An `include`d file from disk, read within the same bounds as a job file
+/// (size, line length, binary data: [`crate::input::JOB`]): None if it cannot
+/// be opened, an error naming it if it breaks a bound.
+pub fn read_include(p: &str) -> Result<Option<String>, String> {
+    let Ok(f) = std::fs::File::open(p) else {
+        return Ok(None);
+    };
+    let bytes = crate::input::read_bounded(f, p, crate::input::JOB)?;
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 impl Default for ParseContext<'_> {
     fn default() -> Self {
         ParseContext {
             env: &env_var,
-            include: &read_from_disk,
+            include: &read_include,
             sections: &[],
             ncpus: None,
             pagesize: PAGE_SIZE,

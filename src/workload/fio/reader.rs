@@ -301,12 +301,16 @@ impl Parser<'_> {
                 format!("includes nested more than {MAX_INCLUDE_DEPTH} deep (does '{name}' include itself?)"),
             ));
         }
-        let found = match (self.ctx.include)(name) {
+        let read = |p: &str| (self.ctx.include)(p).map_err(|e| self.err_at(at, Some("include"), e));
+        let found = match read(name)? {
             Some(t) => Some((name.to_string(), t)),
-            None => from.rfind('/').and_then(|i| {
-                let full = format!("{}{name}", &from[..=i]);
-                (self.ctx.include)(&full).map(|t| (full, t))
-            }),
+            None => match from.rfind('/') {
+                Some(i) => {
+                    let full = format!("{}{name}", &from[..=i]);
+                    read(&full)?.map(|t| (full, t))
+                }
+                None => None,
+            },
         };
         let Some((path, text)) = found else {
             return Err(self.err_at(

@@ -429,12 +429,14 @@ fn section_selects_jobs() {
 
 #[test]
 fn include_and_keywords() {
-    let inc = |p: &str| match p {
-        "dir/common.inc" => Some("bs=8k\ninclude deeper.inc\n".to_string()),
-        "dir/deeper.inc" => Some("iodepth=$ncpus*2\n".to_string()),
-        "bad.inc" => Some("[x]\n".to_string()),
-        "loop.inc" => Some("include loop.inc\n".to_string()),
-        _ => None,
+    let inc = |p: &str| {
+        Ok(match p {
+            "dir/common.inc" => Some("bs=8k\ninclude deeper.inc\n".to_string()),
+            "dir/deeper.inc" => Some("iodepth=$ncpus*2\n".to_string()),
+            "bad.inc" => Some("[x]\n".to_string()),
+            "loop.inc" => Some("include loop.inc\n".to_string()),
+            _ => None,
+        })
     };
     let ctx = ParseContext {
         include: &inc,
