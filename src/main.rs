@@ -666,13 +666,15 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
     }
     let mut opts = spec.options()?;
     opts.occupancy_interval_ns = a.occupancy_log.map(occupancy_interval_ns).transpose()?;
-    check_log_dir(&a.log_dir, &spec, a.occupancy_log.is_some())?;
+    // The jobs are parsed before anything is written: a parse error leaves
+    // --output and --log-dir as they were.
+    let jobs = spec.host_jobs(&cfg)?;
+    check_log_dir(&a.log_dir, jobs.as_ref(), a.occupancy_log.is_some())?;
     opts.status_interval_ns = status_ns;
-    // fio opens --output before running: the periodic outputs go there as they come.
+    // --output is checked now and created at the first write (a periodic
+    // output, or the final one): an error before then leaves the file as it was.
     let mut sink: Box<dyn Write> = match &a.output {
-        Some(p) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
-        )),
+        Some(p) => Box::new(OutputFile::check(p)?),
         None => Box::new(std::io::stdout().lock()),
     };
     let mut eta_line = EtaLine::new(newline_ns);
@@ -747,22 +749,113 @@ fn occupancy_interval_ns(ms: f64) -> Result<u64, String> {
     }
 }
 
-/// `--log-dir` must be a directory when anything will be written there;
-/// checked before the drive is built, not after the run.
-fn check_log_dir(dir: &std::path::Path, spec: &RunSpec, occupancy: bool) -> Result<(), String> {
-    let logs = spec.job.as_ref().is_some_and(|j| {
-        j.text.lines().any(|l| {
-            let l = l.trim_start();
-            ["write_lat_log", "write_bw_log", "write_iops_log"]
-                .iter()
-                .any(|o| l.starts_with(o))
+/// `--output FILE`: checked before the run (its directory exists; an
+/// existing file is writable), created (truncated) only at the first write.
+struct OutputFile {
+    path: PathBuf,
+    file: Option<std::io::BufWriter<std::fs::File>>,
+}
+
+impl OutputFile {
+    fn check(p: &std::path::Path) -> Result<OutputFile, String> {
+        let err = |e: std::io::Error| format!("{}: {e}", p.display());
+        if p.exists() {
+            // Opened for writing without truncating: permission, a directory.
+            std::fs::OpenOptions::new().append(true).open(p).map_err(err)?;
+        } else {
+            let dir = match p.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => std::path::Path::new("."),
+            };
+            if !dir.is_dir() {
+                return Err(format!("{}: no such directory {}", p.display(), dir.display()));
+            }
+            check_file_name(p)?;
+        }
+        Ok(OutputFile {
+            path: p.to_path_buf(),
+            file: None,
         })
-    });
-    if (logs || occupancy) && !dir.is_dir() {
+    }
+}
+
+impl Write for OutputFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.file.is_none() {
+            self.file = Some(std::io::BufWriter::new(std::fs::File::create(&self.path)?));
+        }
+        self.file.as_mut().expect("opened above").write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.as_mut().map_or(Ok(()), |f| f.flush())
+    }
+}
+
+/// Longest file name (one path component) Linux file systems take (NAME_MAX).
+const NAME_MAX: usize = 255;
+
+fn check_file_name(p: &std::path::Path) -> Result<(), String> {
+    match p.file_name() {
+        Some(n) if n.len() > NAME_MAX => Err(format!(
+            "{}: a file name of {} bytes, more than the {NAME_MAX} a file system takes",
+            p.display(),
+            n.len()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `--log-dir` must be a writable directory when anything will be written
+/// there, and every log file name must fit the file system; checked before
+/// the drive is built, not after the run.
+fn check_log_dir(
+    dir: &std::path::Path,
+    jobs: Option<&nvmesim::workload::fio::FioJobFile>,
+    occupancy: bool,
+) -> Result<(), String> {
+    let jobs = jobs.map_or(&[][..], |j| &j.jobs[..]);
+    let logs = jobs
+        .iter()
+        .any(|j| j.write_lat_log.is_some() || j.write_bw_log.is_some() || j.write_iops_log.is_some());
+    if !logs && !occupancy {
+        return Ok(());
+    }
+    if !dir.is_dir() {
         return Err(format!(
             "--log-dir {}: not a directory (the job's logs go there); create it first",
             dir.display()
         ));
+    }
+    let probe = dir.join(format!(".nvmesim-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+        }
+        Err(e) => {
+            return Err(format!(
+                "--log-dir {}: not writable (the job's logs go there): {e}",
+                dir.display()
+            ))
+        }
+    }
+    // The largest thread number a log file name carries (`<prefix>_clat.<n>.log`).
+    let threads: u64 = jobs.iter().map(|j| u64::from(j.numjobs.max(1))).sum();
+    for j in jobs {
+        for (opt, prefix, kind) in [
+            ("write_lat_log", &j.write_lat_log, "clat"),
+            ("write_bw_log", &j.write_bw_log, "bw"),
+            ("write_iops_log", &j.write_iops_log, "iops"),
+        ] {
+            let Some(p) = prefix else { continue };
+            let path = dir.join(format!("{p}_{kind}.{threads}.log"));
+            let fail = |m: String| format!("job '{}': {opt}={p}: {m}", j.name);
+            check_file_name(&path).map_err(fail)?;
+            if let Some(parent) = path.parent() {
+                if !parent.is_dir() {
+                    return Err(fail(format!("no such directory {}", parent.display())));
+                }
+            }
+        }
     }
     Ok(())
 }

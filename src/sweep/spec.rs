@@ -462,6 +462,25 @@ impl Sweep {
                 idx[d] = 0;
             }
         }
+        // A [vary] key that sets a config key: every run's machine config
+        // (each distinct one once) is built now, so an unknown key or a bad
+        // value is an error before the first run starts. (Without one, a bad
+        // host or device value stays one failed run of the sweep.)
+        if self.vary.iter().any(|p| p.kind == ParamKind::Config) {
+            let mut seen = std::collections::HashSet::new();
+            for (i, r) in runs.iter().enumerate() {
+                let s = &r.spec;
+                let key = (
+                    s.config.as_ref().map(|c| c.text.as_str()),
+                    s.host.as_deref(),
+                    s.device.as_deref(),
+                );
+                if seen.insert(key) {
+                    s.machine_config()
+                        .map_err(|e| format!("{}: run {} ({}): {e}", self.path, i + 1, r.name))?;
+                }
+            }
+        }
         Ok(runs)
     }
 
@@ -727,11 +746,12 @@ mod tests {
 
     #[test]
     fn config_keys_set_paths() {
-        let s = sweep("job='j.fio'\n[vary]\n'device.queue_map.policy'=['per-core']\n'host.cores'=[4]\n").unwrap();
+        let s = sweep("job='j.fio'\n[vary]\n'device.queue_map.policy'=['per-core']\n'host.cores_per_socket'=[4]\n")
+            .unwrap();
         let p = s.plan().unwrap();
         let c: toml::Table = toml::from_str(&p[0].spec.config.as_ref().unwrap().text).unwrap();
         assert_eq!(c["device"]["queue_map"]["policy"].as_str(), Some("per-core"));
-        assert_eq!(c["host"]["cores"].as_integer(), Some(4));
+        assert_eq!(c["host"]["cores_per_socket"].as_integer(), Some(4));
         let mut d: toml::Table = toml::from_str("[[vm]]\nvcpus=2\n").unwrap();
         set_path(&mut d, "vm.0.vcpus", toml::Value::Integer(8)).unwrap();
         assert_eq!(d["vm"][0]["vcpus"].as_integer(), Some(8));

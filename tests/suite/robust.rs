@@ -356,3 +356,80 @@ fn included_files_have_the_job_file_bounds() {
         ],
     );
 }
+
+#[test]
+fn output_and_log_paths_are_checked_before_the_run() {
+    let d = tmp("paths");
+    // A parse error leaves an existing --output file as it was.
+    let out = d.join("out.txt");
+    std::fs::write(&out, "kept\n").unwrap();
+    let bad = write(
+        &d,
+        "bad.fio",
+        "[r]\nfilename=/dev/nvme0n1\nrw=randread\nno_such_option=1\n",
+    );
+    fails(
+        &["run", &bad, "--device", "null", "-q", "--output", out.to_str().unwrap()],
+        &["bad.fio:4"],
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "kept\n");
+    fails_fast(
+        &[
+            "run",
+            &bad,
+            "--device",
+            "null",
+            "-q",
+            "--output",
+            d.join("no/such/out.txt").to_str().unwrap(),
+        ],
+        &["bad.fio:4"],
+    );
+    let r = write(&d, "r.fio", READ);
+    fails_fast(
+        &[
+            "run",
+            &r,
+            "--config",
+            &tiny(),
+            "-q",
+            "--output",
+            d.join("no/such/out.txt").to_str().unwrap(),
+        ],
+        &["out.txt: no such directory"],
+    );
+    // A log file name longer than a file system takes, refused before the run.
+    let long = write(
+        &d,
+        "long.fio",
+        &format!("{READ}write_lat_log={}\nlog_avg_msec=1\n", "x".repeat(300)),
+    );
+    fails_fast(
+        &[
+            "run",
+            &long,
+            "--config",
+            &tiny(),
+            "-q",
+            "--log-dir",
+            d.to_str().unwrap(),
+        ],
+        &["job 'r': write_lat_log=xxx", "more than the 255 a file system takes"],
+    );
+    let lat = write(&d, "lat.fio", &format!("{READ}write_lat_log=l\nlog_avg_msec=1\n"));
+    fails_fast(
+        &["run", &lat, "--config", &tiny(), "-q", "--log-dir", "/proc"],
+        &["--log-dir /proc: not writable"],
+    );
+    // A [vary] config key that no config has: refused when the sweep is planned.
+    let sw = write(
+        &d,
+        "v.toml",
+        &format!("job = \"{r}\"\ndevice = \"null\"\n[vary]\n\"device.nvme.no_such_key\" = [1, 2]\n"),
+    );
+    fails_fast(
+        &["sweep", &sw, "--out", d.join("v").to_str().unwrap()],
+        &["v.toml: run 1", "no_such_key"],
+    );
+    assert!(!d.join("v").join("results.csv").exists());
+}
