@@ -232,6 +232,12 @@ struct RunArgs {
     /// Directory for write_lat_log/write_bw_log/write_iops_log files (fio writes them to the working directory).
     #[arg(long, value_name = "DIR", default_value = ".")]
     log_dir: PathBuf,
+    /// Largest per-I/O log text a run may write (fio size suffixes; default 4g). A job that logs
+    /// every I/O (write_lat_log/bw/iops without log_avg_msec) is estimated before the run at up to
+    /// 2,000,000 I/Os per second of its runtime (or its number_ios) and 32 bytes a row, and
+    /// refused past this: set log_avg_msec to log window averages, or raise this.
+    #[arg(long, value_name = "SIZE", default_value = "4g")]
+    max_log_size: String,
     /// No progress line (as --eta=never).
     #[arg(long, short)]
     quiet: bool,
@@ -669,7 +675,11 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
     // The jobs are parsed before anything is written: a parse error leaves
     // --output and --log-dir as they were.
     let jobs = spec.host_jobs(&cfg)?;
+    let max_log = fio::parse_size(&a.max_log_size).map_err(|e| format!("--max-log-size {}: {e}", a.max_log_size))?;
     check_log_dir(&a.log_dir, jobs.as_ref(), a.occupancy_log.is_some())?;
+    check_log_size(jobs.as_ref(), max_log)?;
+    // Spill files of long logs go where the logs go (and are unlinked at once).
+    nvmesim::stats::log_rows::set_spool_dir(Some(a.log_dir.clone()));
     opts.status_interval_ns = status_ns;
     // --output is checked now and created at the first write (a periodic
     // output, or the final one): an error before then leaves the file as it was.
@@ -803,6 +813,56 @@ fn check_file_name(p: &std::path::Path) -> Result<(), String> {
         )),
         _ => Ok(()),
     }
+}
+
+/// I/Os per second of runtime a per-I/O log is estimated at: above what
+/// one simulated fio job reaches on the presets (a job's CPU submits and
+/// completes every I/O). Documented with `--max-log-size`.
+const LOG_EST_IOPS: u64 = 2_000_000;
+/// Bytes of one per-I/O log row (`time, value, ddir, bs, prio`), rounded up.
+const LOG_ROW_BYTES: u64 = 32;
+
+/// Per-I/O logs grow with every I/O: estimated before the run from the
+/// runtime (or number_ios) and refused past `max_bytes`.
+fn check_log_size(jobs: Option<&nvmesim::workload::fio::FioJobFile>, max_bytes: u64) -> Result<(), String> {
+    let jobs = jobs.map_or(&[][..], |j| &j.jobs[..]);
+    let mut total = 0u64;
+    for j in jobs.iter().filter(|j| j.log_avg_msec == 0) {
+        let rows_per_io = 3 * u64::from(j.write_lat_log.is_some())
+            + u64::from(j.write_bw_log.is_some())
+            + u64::from(j.write_iops_log.is_some());
+        if rows_per_io == 0 {
+            continue;
+        }
+        let by_time = j.runtime_ns.map(|ns| {
+            let n = (u128::from(ns) + u128::from(j.ramp_time_ns)) * u128::from(LOG_EST_IOPS) / 1_000_000_000;
+            u64::try_from(n).unwrap_or(u64::MAX)
+        });
+        let by_count = (j.number_ios > 0).then_some(j.number_ios);
+        let ios = match (by_time, by_count) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => match a.or(b) {
+                Some(n) => n,
+                None => continue,
+            },
+        };
+        let bytes = ios
+            .saturating_mul(rows_per_io)
+            .saturating_mul(LOG_ROW_BYTES)
+            .saturating_mul(u64::from(j.numjobs.max(1)));
+        total = total.saturating_add(bytes);
+        if total > max_bytes {
+            return Err(format!(
+                "job '{}': logs every I/O (write_*_log without log_avg_msec): about {} MiB of log text \
+estimated (up to {LOG_EST_IOPS} I/Os per second of runtime, {rows_per_io} rows an I/O), more than \
+--max-log-size {} MiB: set log_avg_msec=MS to log window averages, or raise --max-log-size",
+                j.name,
+                total >> 20,
+                max_bytes >> 20
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `--log-dir` must be a writable directory when anything will be written

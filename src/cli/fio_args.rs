@@ -23,6 +23,7 @@ const RUN_VALUE_FLAGS: &[&str] = &[
     "eta-newline",
     "seed",
     "log-dir",
+    "max-log-size",
     "end-with",
     "ionice",
     "occupancy-log",

@@ -1,6 +1,7 @@
 //! The rows of fio's per-I/O and averaged log files, kept in sorted runs
 //! that spill to a temporary file past a bound, and merged back in time
-//! order when the log is written.
+//! order when the log is written. The file is made in the log directory
+//! and unlinked at once: it takes space only while its log is open.
 
 /// One row of a fio log file.
 #[derive(Debug, Clone, Copy)]
@@ -35,18 +36,32 @@ pub struct LogRows {
     spill_failed: bool,
 }
 
+/// A spill file: created in the spool directory and unlinked at once, so
+/// it lives only as long as its open handle and no exit (an error, Ctrl-C,
+/// SIGTERM, SIGKILL) leaves it behind; read back through the same handle.
 #[derive(Debug)]
 struct Spill {
-    path: std::path::PathBuf,
     file: std::io::BufWriter<std::fs::File>,
     /// Rows in each sorted run, in file order.
     runs: Vec<u64>,
 }
 
-impl Drop for Spill {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
+/// Where spill files go: the run's log directory when set
+/// ([`set_spool_dir`]), else the system's temporary directory.
+static SPOOL_DIR: std::sync::Mutex<Option<std::path::PathBuf>> = std::sync::Mutex::new(None);
+
+/// Spill files of the logs made from now on go in `dir` (the `--log-dir`
+/// the logs are written to: the space they need is on that file system).
+pub fn set_spool_dir(dir: Option<std::path::PathBuf>) {
+    *SPOOL_DIR.lock().unwrap_or_else(|e| e.into_inner()) = dir;
+}
+
+fn spool_dir() -> std::path::PathBuf {
+    SPOOL_DIR
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+        .unwrap_or_else(std::env::temp_dir)
 }
 
 impl Default for LogRows {
@@ -110,11 +125,15 @@ impl LogRows {
         if self.spill.is_none() {
             static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
             let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let path = std::env::temp_dir().join(format!("nvmesim-log-{}-{k}.bin", std::process::id()));
-            let file = std::io::BufWriter::new(std::fs::File::create(&path)?);
+            let path = spool_dir().join(format!(".nvmesim-log-{}-{k}.bin", std::process::id()));
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)?;
+            std::fs::remove_file(&path)?;
             self.spill = Some(Spill {
-                path,
-                file,
+                file: std::io::BufWriter::new(f),
                 runs: Vec::new(),
             });
         }
@@ -147,7 +166,7 @@ impl LogRows {
         };
         // A k-way merge of the runs and the rows in memory on (time, source):
         // one file handle, each run read back in chunks from its own offset.
-        let mut file = std::fs::File::open(&sp.path)?;
+        let file = sp.file.get_ref();
         let mut runs: Vec<RunCursor> = Vec::with_capacity(sp.runs.len());
         let mut off = 0u64;
         for &n in &sp.runs {
@@ -163,7 +182,7 @@ impl LogRows {
         let mut heads: Vec<Option<LogRow>> = Vec::with_capacity(runs.len() + 1);
         let mut heap = std::collections::BinaryHeap::new();
         for (i, c) in runs.iter_mut().enumerate() {
-            heads.push(c.next(&mut file)?);
+            heads.push(c.next(file)?);
             if let Some(r) = heads[i] {
                 heap.push(std::cmp::Reverse((r.time_ms, i)));
             }
@@ -176,11 +195,7 @@ impl LogRows {
         while let Some(std::cmp::Reverse((_, i))) = heap.pop() {
             let r = heads[i].take().expect("a queued head");
             line(w, &r)?;
-            heads[i] = if i < tail_at {
-                runs[i].next(&mut file)?
-            } else {
-                tail.next()
-            };
+            heads[i] = if i < tail_at { runs[i].next(file)? } else { tail.next() };
             if let Some(r) = heads[i] {
                 heap.push(std::cmp::Reverse((r.time_ms, i)));
             }
@@ -200,13 +215,13 @@ impl RunCursor {
     /// Rows read back per refill (88 KiB).
     const CHUNK: u64 = 4096;
 
-    fn next(&mut self, f: &mut std::fs::File) -> std::io::Result<Option<LogRow>> {
-        use std::io::{Read, Seek, SeekFrom};
+    fn next(&mut self, f: &std::fs::File) -> std::io::Result<Option<LogRow>> {
+        use std::os::unix::fs::FileExt;
         if self.buf.is_empty() && self.left > 0 {
             let n = self.left.min(Self::CHUNK);
             let mut b = vec![0u8; n as usize * ROW_BYTES];
-            f.seek(SeekFrom::Start(self.off))?;
-            f.read_exact(&mut b)?;
+            // Positioned reads: the handle's offset stays where the writer is.
+            f.read_exact_at(&mut b, self.off)?;
             self.off += b.len() as u64;
             self.left -= n;
             for c in b.chunks_exact(ROW_BYTES) {
@@ -266,10 +281,9 @@ mod tests {
         // A clone (a status report) keeps the rows in memory, not the file.
         let c = log.clone();
         assert_eq!(c.total(), c.len() as u64);
-        let path = log.spill.as_ref().unwrap().path.clone();
-        assert!(path.exists());
-        drop(log);
-        assert!(!path.exists(), "the temporary file outlived its log");
+        // The spill file was unlinked as soon as it was made; the log
+        // still reads it back through its handle (above).
+        assert!(log.spill.is_some());
     }
 
     #[test]

@@ -433,3 +433,57 @@ fn output_and_log_paths_are_checked_before_the_run() {
     );
     assert!(!d.join("v").join("results.csv").exists());
 }
+
+#[test]
+fn per_io_logs_are_estimated_and_spill_nothing_behind() {
+    let d = tmp("logs");
+    // An hour of per-I/O latency logging: refused before the run.
+    let j = write(
+        &d,
+        "h.fio",
+        "[r]\nfilename=/dev/nvme0n1\nrw=randread\nbs=4k\nioengine=libaio\ndirect=1\niodepth=4\nruntime=1h\ntime_based=1\nwrite_lat_log=h\n",
+    );
+    fails_fast(
+        &["run", &j, "--device", "null", "-q", "--log-dir", d.to_str().unwrap()],
+        &["job 'r': logs every I/O", "--max-log-size 4096 MiB", "log_avg_msec"],
+    );
+    // A short run that spills: the log is whole, and only the logs are left.
+    let j = write(
+        &d,
+        "s.fio",
+        "[r]\nfilename=/dev/nvme0n1\nrw=randread\nbs=4k\nioengine=libaio\ndirect=1\niodepth=32\nruntime=1500ms\ntime_based=1\nwrite_lat_log=s\n",
+    );
+    let logs = d.join("out");
+    std::fs::create_dir_all(&logs).unwrap();
+    let o = nvmesim()
+        .args(["run", &j, "--device", "null", "-q", "--log-dir", logs.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut names: Vec<String> = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["s_clat.1.log", "s_lat.1.log", "s_slat.1.log"]);
+    let rows = std::fs::read_to_string(logs.join("s_lat.1.log"))
+        .unwrap()
+        .lines()
+        .count();
+    assert!(rows > 1 << 18, "{rows} rows: the log did not spill");
+    // The limit is the user's: a lower one refuses the short run too.
+    fails_fast(
+        &[
+            "run",
+            &j,
+            "--device",
+            "null",
+            "-q",
+            "--log-dir",
+            logs.to_str().unwrap(),
+            "--max-log-size",
+            "1m",
+        ],
+        &["more than --max-log-size 1 MiB"],
+    );
+}
