@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod calibrate;
 pub mod fio_args;
+pub mod run_checks;
 pub mod serve;
 
 /// `--arbitration`'s values (`nvmesim run` and `serve`), from the one list

@@ -1,5 +1,5 @@
 //! Inputs that used to crash, hang, exhaust memory or silently produce
-//! nothing (issue 22): each is now an error naming the file, table, key or
+//! nothing: each is now an error naming the file, table, key or
 //! option, found before the drive is built, or a quiet exit on a closed pipe.
 
 use std::path::{Path, PathBuf};
