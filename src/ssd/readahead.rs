@@ -13,7 +13,7 @@
 //! those of a stream that was abandoned are dropped, so the buffer holds at
 //! most one window per stream.
 //!
-//! This file only keeps the bookkeeping; `device.rs` issues the flash reads.
+//! This file only keeps the bookkeeping; `device/read.rs` issues the flash reads.
 
 use super::cache::LpnHasher;
 use crate::config::ReadAheadConfig;

@@ -2,6 +2,8 @@
 //! exact, so each test states the timeline it expects.
 use super::*;
 use crate::config::load_machine;
+use crate::sim::{Event, EventQueue, Ns};
+use crate::ssd::flash::OpKind;
 
 const TINY: &str = include_str!("../../../tests/data/tiny-ssd.toml");
 const MS: Ns = 1_000_000;
@@ -93,7 +95,7 @@ impl Rig {
         assert_eq!(
             self.ssd.dies[0]
                 .current
-                .map(|o| self.ssd.ops[o as usize].as_ref().unwrap().kind),
+                .map(|o| self.ssd.ops.slots[o as usize].as_ref().unwrap().kind),
             Some(OpKind::UserProgram)
         );
         20 * MS
