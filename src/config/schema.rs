@@ -599,6 +599,74 @@ pub struct GcConfig {
     /// hundreds of milliseconds at a time (the model before 2026-11-26).
     #[serde(default = "pacing_default")]
     pub pacing: bool,
+    /// Which closed block GC collects next on a die: one of
+    /// [`GcVictimPolicy::ALL`], `greedy` by default. The steady-state
+    /// preconditions support `greedy` only (their layout is greedy's).
+    #[serde(default, skip_serializing_if = "GcVictimPolicy::is_default")]
+    pub victim_policy: GcVictimPolicy,
+}
+
+/// Declares [`GcVictimPolicy`] from one line per policy: its variant, its
+/// config name and a one-line help. Its parser, the error for an unknown
+/// name and the key's documentation derive from these lines.
+macro_rules! gc_victim_policies {
+    ($($(#[$attr:meta])* $v:ident = $name:literal, $help:literal;)+) => {
+        /// `[device.ssd.gc] victim_policy`: which closed block GC collects
+        /// next (`Ftl::gc_pick_victim`, `src/ssd/ftl/victim.rs`).
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub enum GcVictimPolicy {
+            $($(#[$attr])* $v,)+
+        }
+        impl GcVictimPolicy {
+            /// Every policy: (value, config name, help).
+            pub const ALL: &'static [(GcVictimPolicy, &'static str, &'static str)] =
+                &[$((GcVictimPolicy::$v, $name, $help),)+];
+        }
+    };
+}
+
+gc_victim_policies! {
+    #[default]
+    Greedy = "greedy", "the block with the fewest valid pages: the least copying now";
+    Fifo = "fifo", "the block closed longest ago, as a log-structured cleaner (Hu et al., SYSTOR 2009)";
+}
+
+impl GcVictimPolicy {
+    pub fn name(self) -> &'static str {
+        Self::ALL.iter().find(|p| p.0 == self).map_or("?", |p| p.1)
+    }
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+    /// The policies and their help, for errors and docs:
+    /// `greedy (the block ...) | fifo (...)`.
+    pub fn help() -> String {
+        let all: Vec<String> = Self::ALL.iter().map(|(_, n, h)| format!("{n} ({h})")).collect();
+        all.join(" | ")
+    }
+}
+
+impl std::str::FromStr for GcVictimPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .iter()
+            .find(|p| p.1 == s)
+            .map(|p| p.0)
+            .ok_or_else(|| format!("victim_policy = \"{s}\": expected {}", Self::help()))
+    }
+}
+
+impl Serialize for GcVictimPolicy {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for GcVictimPolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,6 +1,7 @@
 //! Page-level flash translation layer (FTL): a flat logical-to-physical map
 //! at mapping-unit granularity, log-structured allocation in program units
-//! striped over channel, die and plane, and greedy garbage collection, as in
+//! striped over channel, die and plane, and garbage collection (its victim
+//! policy, greedy by default, in `victim.rs`), as in
 //! the page-mapped FTLs of real SSD controllers (and of simulators such as
 //! FlashSim, SSDSim or MQSim). This module is timing-free: the device model
 //! decides *when* a program, GC copy or erase happens and calls in here to
@@ -46,6 +47,7 @@ mod lazy;
 mod maps;
 mod precondition;
 mod seq;
+mod victim;
 
 use maps::huge_zeroed;
 pub use maps::use_huge_pages;
@@ -180,6 +182,8 @@ pub struct Ftl {
     model: Option<SteadyStateModel>,
     /// The parts of a precondition's maps not built yet (`lazy.rs`).
     lazy: Option<Box<lazy::Lazy>>,
+    /// The GC victim policy and what it keeps per block (`victim.rs`).
+    victims: victim::Victims,
 }
 
 impl Ftl {
@@ -251,6 +255,7 @@ impl Ftl {
             erases: 0,
             model: None,
             lazy: None,
+            victims: victim::Victims::default(),
         };
         f.reset(true);
         f
@@ -296,6 +301,7 @@ impl Ftl {
         self.erases = 0;
         self.model = None;
         self.lazy = None;
+        self.victims.reset();
     }
 
     // ---- geometry -------------------------------------------------------
@@ -671,47 +677,12 @@ impl Ftl {
     }
 
     fn close_block(&mut self, blk: BlockId) {
+        self.victims.closed(blk);
         self.state[blk as usize] = BlockState::Closed;
         self.bucket_insert(blk, self.valid[blk as usize]);
     }
 
     // ---- garbage collection --------------------------------------------------
-
-    /// Greedy victim: the closed block of `die` with the fewest valid slots,
-    /// among planes whose free-block count is within one of the die's poorest
-    /// plane (equal to it when that plane is down to its last block), so that
-    /// planes stay balanced; under uniform traffic greedy balances them by
-    /// itself and this is pure greedy. The block becomes a `Victim`
-    /// and will not be picked again. None if no closed block, or if the best
-    /// one is fully valid (copying it frees nothing).
-    pub fn gc_pick_victim(&mut self, die: u32) -> Option<BlockId> {
-        let gp0 = (die * self.planes) as usize;
-        let np = self.planes as usize;
-        let min_free = *self.free_len[gp0..gp0 + np].iter().min().unwrap();
-        // A plane about to run dry gets the victim outright.
-        let slack = if min_free < 2 { 0 } else { 1 };
-        let mut best: Option<(u32, usize)> = None;
-        for pass in 0..2 {
-            for gp in gp0..gp0 + np {
-                if pass == 0 && self.free_len[gp] > min_free + slack {
-                    continue;
-                }
-                if let Some(v) = self.min_valid_in_plane(gp) {
-                    if best.is_none_or(|(bv, _)| v < bv) {
-                        best = Some((v, gp));
-                    }
-                }
-            }
-            if best.is_some_and(|(v, _)| v < self.slots_per_block) {
-                break;
-            }
-        }
-        let (v, gp) = best.filter(|&(v, _)| v < self.slots_per_block)?;
-        let blk = self.heads[gp * (self.slots_per_block as usize + 1) + v as usize];
-        self.bucket_remove(blk, v);
-        self.state[blk as usize] = BlockState::Victim;
-        Some(blk)
-    }
 
     /// Append the lpns whose valid data lives in `block`, in slot order.
     pub fn gc_valid_lpns(&mut self, block: BlockId, out: &mut Vec<Lpn>) {

@@ -82,6 +82,13 @@ impl Ssd {
                 .ftl
                 .precondition_sequential(working_set_end as f64 / s.user_capacity_bytes as f64),
             Precondition::SteadyState | Precondition::Sustained => {
+                if let Some(why) = ssd.ftl.victim_policy_outside_steady_state() {
+                    return Err(format!(
+                        "[device.ssd.gc] victim_policy = \"{}\": {why}; precondition with none, sequential or \
+working-set, or use victim_policy = \"greedy\"",
+                        s.gc.victim_policy.name()
+                    ));
+                }
                 // The valid-page layout of long random overwrites. The
                 // free pool: after idle time GC has refilled it to its
                 // stop level; *during* sustained writes background GC
