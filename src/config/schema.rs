@@ -607,8 +607,9 @@ pub struct GcConfig {
 }
 
 /// Declares [`GcVictimPolicy`] from one line per policy: its variant, its
-/// config name and a one-line help. Its parser, the error for an unknown
-/// name and the key's documentation derive from these lines.
+/// config name and a one-line help. Its parser, its name and the error for
+/// an unknown name (listing every policy with its help) derive from these
+/// lines.
 macro_rules! gc_victim_policies {
     ($($(#[$attr:meta])* $v:ident = $name:literal, $help:literal;)+) => {
         /// `[device.ssd.gc] victim_policy`: which closed block GC collects
@@ -628,7 +629,7 @@ macro_rules! gc_victim_policies {
 gc_victim_policies! {
     #[default]
     Greedy = "greedy", "the block with the fewest valid pages: the least copying now";
-    Fifo = "fifo", "the block closed longest ago, as a log-structured cleaner (Hu et al., SYSTOR 2009)";
+    Fifo = "fifo", "the block closed longest ago, as a log-structured cleaner does; Hu et al., SYSTOR 2009";
 }
 
 impl GcVictimPolicy {
@@ -653,7 +654,7 @@ impl std::str::FromStr for GcVictimPolicy {
             .iter()
             .find(|p| p.1 == s)
             .map(|p| p.0)
-            .ok_or_else(|| format!("victim_policy = \"{s}\": expected {}", Self::help()))
+            .ok_or_else(|| format!("unknown policy \"{s}\": expected {}", Self::help()))
     }
 }
 

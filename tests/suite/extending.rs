@@ -304,7 +304,7 @@ fn victim_policy_errors_name_the_key_the_value_and_the_choices() {
         assert!(err.contains(name), "{err}");
     }
     assert!(
-        err.contains("m.toml") && err.contains("victim_policy = \"lru\""),
+        err.contains("m.toml") && err.contains("[device.ssd.gc] victim_policy") && err.contains("\"lru\""),
         "{err}"
     );
     // The steady-state preconditions lay out greedy's state: FIFO is refused there.
