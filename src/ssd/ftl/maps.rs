@@ -9,7 +9,7 @@ static HUGE_PAGES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool
 /// right after a big build, a machine was seen to take 8 s instead of 3.4 s
 /// to hand a 1.6 TB drive's 3.5 GB of maps out in huge pages. Lazily built
 /// maps (every precondition but none) never do: scattered first touches
-/// would each take 2 MiB (README).
+/// would each take 2 MiB (docs/sweeps.md).
 pub fn use_huge_pages(on: bool) {
     HUGE_PAGES.store(on, std::sync::atomic::Ordering::Relaxed);
 }
