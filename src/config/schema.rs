@@ -580,7 +580,8 @@ pub struct WriteCacheConfig {
 #[serde(deny_unknown_fields)]
 pub struct GcConfig {
     /// Start GC on a die when its free blocks (summed over its planes) drop to this.
-    /// Range: urgent_free_blocks <= start_free_blocks <= stop_free_blocks <= the die's blocks, and
+    /// Range: urgent_free_blocks <= start_free_blocks <= stop_free_blocks <= the die's blocks,
+    /// start_free_blocks >= 1 (GC needs a free block for its copies), and
     /// the stop level (plus one open block per plane) must leave data blocks that hold the user capacity.
     pub start_free_blocks: u32,
     /// Stop GC on the die when its free blocks climb back to this.

@@ -554,6 +554,15 @@ fn ssd(c: &Check, s: &SsdConfig) -> Result<(), String> {
     ] {
         c.int(gt, k, v.into(), 0, blocks_per_die, "free blocks of one die")?;
     }
+    // GC copies a victim's valid pages into free blocks: started with none
+    // left, it has nowhere to put them and every write stalls.
+    if g.start_free_blocks == 0 {
+        return Err(c.err(
+            gt,
+            "start_free_blocks = 0: GC must start while a die still has a free block for its copies (expected at least 1)"
+                .to_string(),
+        ));
+    }
     if !(g.urgent_free_blocks <= g.start_free_blocks && g.start_free_blocks <= g.stop_free_blocks) {
         return Err(c.err(
             gt,
@@ -712,6 +721,11 @@ mod tests {
 
     #[test]
     fn gc_thresholds_must_fit_a_die() {
+        let e = err(&tiny_with("start_free_blocks = 6", "start_free_blocks = 0"));
+        assert!(
+            e.contains("[device.ssd.gc]") && e.contains("start_free_blocks = 0"),
+            "{e}"
+        );
         let e = err(&tiny_with("stop_free_blocks = 8", "stop_free_blocks = 1000"));
         assert!(
             e.starts_with("m.toml: [device.ssd.gc] stop_free_blocks = 1000: expected 0 to 64"),
