@@ -192,7 +192,7 @@ pub fn load_machine(
         super::parse_ratio(r).map_err(|e| format!("{path}: [device.queue_map]: {e}"))?;
     }
     let cfg = MachineConfig { host, device, vms };
-    super::validate(&cfg, path)?;
+    super::validate(&cfg, path).map_err(|e| with_line(path, text, e))?;
     for vm in &cfg.vms {
         super::check_vm(vm).map_err(|e| format!("{path}: [[vm]] '{}': {e}", vm.name))?;
     }
@@ -223,6 +223,27 @@ fn one_line(s: &str) -> String {
 
 /// `FILE:LINE` of the key at `key` (a TOML path from the document's root)
 /// in the user's config text, or `FILE` when it is not written there.
+/// A range error `PATH: [TABLE] KEY = ...` (validate.rs) with the line of
+/// the user's file that sets KEY (or opens TABLE), as the loader's other
+/// errors have it: `PATH:LINE: [TABLE] KEY = ...`. A key that comes from a
+/// preset keeps the bare path.
+fn with_line(path: &str, text: Option<&str>, e: String) -> String {
+    let head = format!("{path}: [");
+    let Some(rest) = e.strip_prefix(&head) else {
+        return e;
+    };
+    let Some((table, msg)) = rest.split_once("] ") else {
+        return e;
+    };
+    let mut key: Vec<&str> = table.split('.').collect();
+    if let Some((k, _)) = msg.split_once(" = ") {
+        if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            key.push(k);
+        }
+    }
+    format!("{}: [{rest}", at_key(path, text, &key))
+}
+
 fn at_key(path: &str, text: Option<&str>, key: &[&str]) -> String {
     match text.and_then(|t| key_line(t, key)) {
         Some(l) => format!("{path}:{l}"),

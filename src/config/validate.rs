@@ -702,7 +702,7 @@ mod tests {
         ] {
             let e = err(&format!("[host]\nextends = \"xeon-e5506-2s\"\n{k} = {v}\n"));
             assert!(
-                e.starts_with(&format!("m.toml: [host] {k} = {v}: expected 1 to 1024")),
+                e.starts_with(&format!("m.toml:3: [host] {k} = {v}: expected 1 to 1024")),
                 "{e}"
             );
         }
@@ -714,7 +714,7 @@ mod tests {
     fn costs_are_bounded() {
         let e = err("[host]\nextends = \"xeon-e5506-2s\"\n[host.costs]\nsyscall_ns = 9223372036854775000\n");
         assert!(
-            e.starts_with("m.toml: [host.costs] syscall_ns = 9223372036854775000: expected 0 to 1000000000"),
+            e.starts_with("m.toml:4: [host.costs] syscall_ns = 9223372036854775000: expected 0 to 1000000000"),
             "{e}"
         );
     }
@@ -728,12 +728,12 @@ mod tests {
         );
         let e = err(&tiny_with("stop_free_blocks = 8", "stop_free_blocks = 1000"));
         assert!(
-            e.starts_with("m.toml: [device.ssd.gc] stop_free_blocks = 1000: expected 0 to 64"),
+            e.starts_with("m.toml:29: [device.ssd.gc] stop_free_blocks = 1000: expected 0 to 64"),
             "{e}"
         );
         let e = err(&tiny_with("stop_free_blocks = 8", "stop_free_blocks = 60"));
         assert!(
-            e.starts_with("m.toml: [device.ssd.gc] stop_free_blocks = 60: with one open block"),
+            e.starts_with("m.toml:29: [device.ssd.gc] stop_free_blocks = 60: with one open block"),
             "{e}"
         );
     }
@@ -742,7 +742,7 @@ mod tests {
     fn write_cache_must_hold_a_program_unit() {
         let e = err(&tiny_with("capacity_bytes = 1048576", "capacity_bytes = 0"));
         assert!(
-            e.starts_with("m.toml: [device.ssd.cache] capacity_bytes = 0: expected 16384"),
+            e.starts_with("m.toml:25: [device.ssd.cache] capacity_bytes = 0: expected 16384"),
             "{e}"
         );
         load_machine(
@@ -767,12 +767,12 @@ mod tests {
         load_machine(Some(("m.toml", &with("program = true\nerase = true"))), None, None).unwrap();
         let e = err(&with("program = true\nmax_per_op = 0"));
         assert!(
-            e.starts_with("m.toml: [device.ssd.suspend] max_per_op = 0: expected 1 to 1000000"),
+            e.starts_with("m.toml:26: [device.ssd.suspend] max_per_op = 0: expected 1 to 1000000"),
             "{e}"
         );
         let e = err(&with("erase_suspend_ns = 2000000000"));
         assert!(
-            e.starts_with("m.toml: [device.ssd.suspend] erase_suspend_ns = 2000000000: expected 0 to 1000000000"),
+            e.starts_with("m.toml:25: [device.ssd.suspend] erase_suspend_ns = 2000000000: expected 0 to 1000000000"),
             "{e}"
         );
         let e = err(&with("program = 1"));
@@ -786,6 +786,6 @@ mod tests {
         let e = err(&tiny_with("blocks_per_plane = 64", "blocks_per_plane = 16777216"));
         assert!(e.contains("more than a 32-bit map can address"), "{e}");
         let e = err(&tiny_with("mapping_unit_bytes = 4096", "mapping_unit_bytes = 0"));
-        assert!(e.starts_with("m.toml: [device.ssd] mapping_unit_bytes = 0"), "{e}");
+        assert!(e.starts_with("m.toml:13: [device.ssd] mapping_unit_bytes = 0"), "{e}");
     }
 }

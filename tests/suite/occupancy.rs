@@ -61,7 +61,8 @@ fn queue_sizes_beyond_nvme_limits_are_rejected() {
     // Refused when the config is loaded, naming the file, table and key.
     let err = config::load_machine(Some((p, &text)), None, None).unwrap_err();
     assert!(
-        err.contains("tiny-ssd.toml: [device.nvme] max_queue_entries = 70000: expected 2 to 65536"),
+        err.contains("tiny-ssd.toml:")
+            && err.contains(": [device.nvme] max_queue_entries = 70000: expected 2 to 65536"),
         "{err}"
     );
 }

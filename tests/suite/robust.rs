@@ -80,7 +80,7 @@ fn a_write_larger_than_the_write_cache_is_refused() {
     let r = write(&d, "r.fio", READ);
     fails(
         &["run", &r, "--config", &cfg, "-q"],
-        &["c.toml: [device.ssd.cache] capacity_bytes = 0: expected 16384"],
+        &["c.toml:25: [device.ssd.cache] capacity_bytes = 0: expected 16384"],
     );
 }
 
@@ -166,7 +166,7 @@ fn config_ranges_name_file_table_and_key() {
         let c = write(&d, "m.toml", cfg);
         fails(
             &["run", &r, "--config", &c, "-q", "--device", "null"],
-            &["m.toml: ", want],
+            &["m.toml:", want],
         );
     }
     let gc = std::fs::read_to_string(tiny())
@@ -176,7 +176,7 @@ fn config_ranges_name_file_table_and_key() {
     // Used to panic in the steady-state precondition.
     fails(
         &["run", &r, "--config", &c, "-q"],
-        &["gc.toml: [device.ssd.gc] stop_free_blocks = 1000"],
+        &["gc.toml:29: [device.ssd.gc] stop_free_blocks = 1000"],
     );
 }
 
