@@ -433,19 +433,7 @@ impl Host {
                 th.polling = th.batch_min == 0;
                 th.state = ThreadState::WaitingIo;
             }
-            Stop::Sleep(qs) => {
-                // usec_sleep, so waking costs a context switch.
-                if qs.release_pending {
-                    th.pending_due = Some(0);
-                }
-                let wake = (cur + qs.sleep_ns).min(th.end_ns.max(cur));
-                th.state = if wake > cur {
-                    ThreadState::Waking
-                } else {
-                    ThreadState::Scheduled
-                };
-                q.schedule(wake, Event::ThreadRun { thread: t });
-            }
+            Stop::Sleep(qs) => th.sleep(cur, qs, t, q),
             Stop::Poll(due) => {
                 th.state = ThreadState::WaitingIo;
                 th.polling = true;

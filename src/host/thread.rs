@@ -10,7 +10,7 @@
 use super::cpu::{Core, Placement, Topology};
 use super::submit::{Request, NO_VCPU};
 use crate::config::MachineConfig;
-use crate::sim::{Ns, Rng};
+use crate::sim::{Event, Ns, Queue, Rng};
 use crate::stats::{JobStats, StatsConfig};
 use crate::workload::fio::JobSpec;
 use crate::workload::gen::IoGenerator;
@@ -265,6 +265,22 @@ impl Thread {
             self.stats.record_iodepth(self.inflight);
             self.stats.record_submit_batch(1);
         }
+    }
+
+    /// Thread `t` sleeps after a quiesce (fio's usec_sleep, so waking costs
+    /// a context switch) until the sleep ends or the job does; a rate sleep
+    /// then issues its pending I/O without checking its slot again.
+    pub(super) fn sleep(&mut self, cur: Ns, qs: Quiesce, t: u32, q: &mut Queue) {
+        if qs.release_pending {
+            self.pending_due = Some(0);
+        }
+        let wake = (cur + qs.sleep_ns).min(self.end_ns.max(cur));
+        self.state = if wake > cur {
+            ThreadState::Waking
+        } else {
+            ThreadState::Scheduled
+        };
+        q.schedule(wake, Event::ThreadRun { thread: t });
     }
 
     /// Asleep in an fsync that has not completed yet.

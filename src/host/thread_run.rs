@@ -419,19 +419,9 @@ impl Host {
                 // io_u_quiesce: blocked in io_getevents until all is reaped.
                 th.state = ThreadState::WaitingIo;
             } else {
-                // usec_sleep, so waking costs a context switch.
                 th.quiesce_sleep = None;
                 th.stats.quiesced();
-                if qs.release_pending {
-                    th.pending_due = Some(0);
-                }
-                let wake = (cur + qs.sleep_ns).min(th.end_ns.max(cur));
-                th.state = if wake > cur {
-                    ThreadState::Waking
-                } else {
-                    ThreadState::Scheduled
-                };
-                q.schedule(wake, Event::ThreadRun { thread: t });
+                th.sleep(cur, qs, t, q);
             }
         } else if let Some(Pause::PollUntil(due)) = pause {
             // Reap completions as they come (fio 3.36 polls io_getevents in
