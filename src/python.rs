@@ -169,14 +169,12 @@ impl Plan {
 /// the command line and the configs use.
 #[pyfunction]
 fn policies() -> std::collections::BTreeMap<&'static str, Vec<&'static str>> {
-    let mut arbitration = vec!["auto"];
-    arbitration.extend(crate::config::Mechanism::ALL.iter().map(|m| m.1));
     std::collections::BTreeMap::from([
         (
             "queue_map",
             crate::host::queue_map::POLICIES.iter().map(|p| p.name).collect(),
         ),
-        ("arbitration", arbitration),
+        ("arbitration", crate::config::MechanismChoice::names().collect()),
     ])
 }
 

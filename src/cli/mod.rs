@@ -10,7 +10,8 @@ pub mod serve;
 /// of mechanisms, each with its alias and help (shown by `--help`).
 pub fn arbitration_values() -> clap::builder::PossibleValuesParser {
     use clap::builder::PossibleValue;
-    let mut v = vec![PossibleValue::new("auto").help("weighted round robin for wrr-* queue maps, else round robin")];
+    let (auto, auto_help) = nvmesim::config::MechanismChoice::AUTO;
+    let mut v = vec![PossibleValue::new(auto).help(auto_help)];
     for (_, name, alias, help) in nvmesim::config::Mechanism::ALL {
         v.push(PossibleValue::new(name).help(help).aliases(alias));
     }

@@ -127,9 +127,18 @@ pub enum MechanismChoice {
 }
 
 impl MechanismChoice {
+    /// `auto`'s name and help: the one place the CLI, Python and messages read them.
+    pub const AUTO: (&'static str, &'static str) =
+        ("auto", "weighted round robin for wrr-* queue maps, else round robin");
+
+    /// Every value `parse` takes by its name: `auto`, then each mechanism's.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        std::iter::once(Self::AUTO.0).chain(Mechanism::ALL.iter().map(|m| m.1))
+    }
+
     /// `auto`, or a mechanism's name or alias.
     pub fn parse(s: &str) -> Result<MechanismChoice, String> {
-        if s == "auto" {
+        if s == Self::AUTO.0 {
             return Ok(MechanismChoice::Auto);
         }
         Mechanism::ALL
@@ -141,7 +150,7 @@ impl MechanismChoice {
 
     /// What `parse` takes, for messages: "auto, round-robin (rr), ... or strict-priority".
     pub fn expected() -> String {
-        let mut names = vec!["auto".to_string()];
+        let mut names = vec![Self::AUTO.0.to_string()];
         names.extend(Mechanism::ALL.iter().map(|(_, n, a, _)| match a {
             Some(a) => format!("{n} ({a})"),
             None => n.to_string(),
@@ -152,7 +161,7 @@ impl MechanismChoice {
 
     pub fn name(self) -> &'static str {
         match self {
-            MechanismChoice::Auto => "auto",
+            MechanismChoice::Auto => Self::AUTO.0,
             MechanismChoice::Is(m) => m.name(),
         }
     }
