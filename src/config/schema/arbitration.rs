@@ -1,6 +1,7 @@
 //! `[device.arbitration]` and the controller's arbitration mechanisms
 //! (CC.AMS), with the one list of their names.
 
+use super::*;
 use serde::{Deserialize, Serialize};
 
 /// `[device.arbitration]`: how the host sets up the controller's command
@@ -28,6 +29,51 @@ pub struct ArbitrationConfig {
     /// the admin queue, as `nvme set-feature` would.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub set_features: Vec<SetArbitration>,
+}
+
+impl ArbitrationConfig {
+    /// Weights 1 to 256 and bursts a power of 2 up to 64 (or 0), here and
+    /// in every `[[device.arbitration.set_features]]`; their times in range.
+    pub fn check(&self, c: &Check) -> Result<(), String> {
+        let tables = std::iter::once((
+            "device.arbitration",
+            self.high_weight,
+            self.medium_weight,
+            self.low_weight,
+            self.burst,
+        ))
+        .chain(self.set_features.iter().map(|s| {
+            (
+                "[device.arbitration.set_features]",
+                s.high_weight,
+                s.medium_weight,
+                s.low_weight,
+                s.burst,
+            )
+        }));
+        for (table, h, m, l, b) in tables {
+            let t = c.table(table);
+            for (k, w) in [("high_weight", h), ("medium_weight", m), ("low_weight", l)] {
+                t.opt_int(k, w, 1, 256, WEIGHT_WHY)?;
+            }
+            if let Some(b) = b {
+                if b != 0 && !(b.is_power_of_two() && b <= 64) {
+                    return Err(t.err(format!("burst = {b}: expected 1, 2, 4, 8, 16, 32, 64 or 0 (no limit)")));
+                }
+            }
+        }
+        let t = c.table("[device.arbitration.set_features]");
+        for s in &self.set_features {
+            t.float(
+                "at_ms",
+                s.at_ms,
+                0.0,
+                MAX_AT_MS,
+                "a time in ms from the start of the run",
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// One Set Features (Arbitration) command at a time into the run.

@@ -13,15 +13,11 @@ pub struct HostConfig {
     /// Where the numbers come from (free text, also shown by `nvmesim presets`).
     #[serde(default)]
     pub source: String,
-    /// Range: 1 to 1024; sockets x cores_per_socket x threads_per_core at most 1024 (fio's FIO_MAX_CPUS).
     pub sockets: u32,
-    /// Range: 1 to 1024 (see `sockets`).
     pub cores_per_socket: u32,
     /// Hardware threads per core (SMT). Logical CPUs = sockets * cores_per_socket * threads_per_core.
-    /// Range: 1 to 1024 (see `sockets`).
     #[serde(default = "one")]
     pub threads_per_core: u32,
-    /// Range: 0.1 to 10.
     pub clock_ghz: f64,
     /// Interconnect hops between sockets (`sockets` rows of `sockets`
     /// numbers, 0 on the diagonal), as `numactl --hardware` distances would
@@ -49,6 +45,47 @@ pub struct HostConfig {
     pub cpuidle: CpuIdleConfig,
 }
 
+impl HostConfig {
+    /// The range of every `[host]` key, and of its tables' keys.
+    pub fn check(&self, c: &Check) -> Result<(), String> {
+        let t = c.table("host");
+        let why = "logical CPUs are at most 1024, fio's CPU limit";
+        t.int("sockets", self.sockets, 1, MAX_CPUS, why)?;
+        t.int("cores_per_socket", self.cores_per_socket, 1, MAX_CPUS, why)?;
+        t.int("threads_per_core", self.threads_per_core, 1, MAX_CPUS, why)?;
+        let cpus = u64::from(self.sockets)
+            .checked_mul(self.cores_per_socket.into())
+            .and_then(|x| x.checked_mul(self.threads_per_core.into()));
+        match cpus {
+            Some(n) if n <= MAX_CPUS => {}
+            _ => {
+                return Err(t.err(format!(
+                    "sockets x cores_per_socket x threads_per_core = {} x {} x {} logical CPUs: at most {MAX_CPUS} \
+(fio's CPU limit, FIO_MAX_CPUS)",
+                    self.sockets, self.cores_per_socket, self.threads_per_core
+                )))
+            }
+        }
+        t.float("clock_ghz", self.clock_ghz, 0.1, 10.0, "a CPU clock in GHz")?;
+        if let Some(m) = &self.socket_hops {
+            let n = self.sockets as usize;
+            if m.len() != n || m.iter().any(|r| r.len() != n) {
+                return Err(t.err(format!("socket_hops must be {n} rows of {n} numbers (one per socket)")));
+            }
+            for (i, r) in m.iter().enumerate() {
+                for &x in r {
+                    t.int(&format!("socket_hops row {}", i + 1), x, 0, 8, "interconnect links")?;
+                }
+            }
+        }
+        self.costs.check(&c.table("host.costs"))?;
+        self.scheduler.check(&c.table("host.scheduler"))?;
+        self.virt.check(&c.table("host.virt"))?;
+        self.numa.check(&c.table("host.numa"), self.sockets)?;
+        self.cpuidle.check(&c.table("host.cpuidle"))
+    }
+}
+
 /// `[host.cpuidle]`: the idle states Linux's `intel_idle` driver offers on
 /// this CPU model (drivers/idle/intel_idle.c), chosen per idle period by the
 /// `menu` governor (see src/host/cpuidle.rs for the model). Both arrays list
@@ -57,16 +94,39 @@ pub struct HostConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct CpuIdleConfig {
     /// Each state's exit latency (intel_idle `exit_latency`, in ns here).
-    /// Range: 0 to 1e7, non-decreasing.
     pub exit_latency_ns: Vec<u64>,
     /// Each state's target residency (intel_idle `target_residency`, ns):
     /// the governor enters it only for a predicted idle period this long.
-    /// Range: 0 to 1e8, non-decreasing.
     pub target_residency_ns: Vec<u64>,
     /// menu.c `performance_multiplier`: exit latency must fit the predicted
     /// idle period divided by `1 + iowait_multiplier * nr_iowaiters`.
-    /// Linux 3.x to 6.x: 10. Range: 0 to 1000.
+    /// Linux 3.x to 6.x: 10.
     pub iowait_multiplier: u32,
+}
+
+impl CpuIdleConfig {
+    /// Both lists as long, at most 10 states, each non-decreasing.
+    pub fn check(&self, t: &Check) -> Result<(), String> {
+        if self.exit_latency_ns.len() != self.target_residency_ns.len() || self.exit_latency_ns.len() > 10 {
+            return Err(t.err(format!(
+                "exit_latency_ns has {} states and target_residency_ns {}: give each state both, at most 10",
+                self.exit_latency_ns.len(),
+                self.target_residency_ns.len()
+            )));
+        }
+        for (key, v, max) in [
+            ("exit_latency_ns", &self.exit_latency_ns, 10_000_000),
+            ("target_residency_ns", &self.target_residency_ns, 100_000_000),
+        ] {
+            for &x in v {
+                t.int(key, x, 0, max, "ns")?;
+            }
+            if v.windows(2).any(|w| w[1] < w[0]) {
+                return Err(t.err(format!("{key} must not decrease: states are listed shallowest first")));
+            }
+        }
+        t.int("iowait_multiplier", self.iowait_multiplier, 0, 1000, "")
+    }
 }
 
 impl Default for CpuIdleConfig {
@@ -115,13 +175,13 @@ impl CpuIdleConfig {
 pub struct NumaConfig {
     pub enabled: bool,
     /// The socket whose root port the drive hangs off. Absent: an I/O hub
-    /// equidistant from every socket. Range: 0 to `sockets` - 1.
+    /// equidistant from every socket.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_node: Option<u32>,
     /// The node of the SQ/CQ rings when there is no `device_node` (Linux then
     /// allocates them on the node of the CPU that set the queues up); with a
     /// `device_node` the rings are on it and this key must be absent.
-    /// Absent: 0. Range: 0 to `sockets` - 1.
+    /// Absent: 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queue_memory_node: Option<u32>,
     /// CPU time a cache miss to another node's memory adds over a local one
@@ -138,14 +198,46 @@ pub struct NumaConfig {
 }
 
 impl NumaConfig {
+    /// Nodes are sockets of a host with `sockets`; times at most 1 s.
+    pub fn check(&self, t: &Check, sockets: u32) -> Result<(), String> {
+        let last = u64::from(sockets) - 1;
+        if let Some(d) = self.device_node {
+            t.int("device_node", d, 0, last, "a socket of this host")?;
+            if self.queue_memory_node.is_some() {
+                return Err(t.err(
+                    "queue_memory_node must be absent when device_node is set (the driver allocates the \
+SQ/CQ rings on the drive's node)"
+                        .into(),
+                ));
+            }
+        }
+        t.opt_int(
+            "queue_memory_node",
+            self.queue_memory_node,
+            0,
+            last,
+            "a socket of this host",
+        )?;
+        for (key, x) in [
+            ("remote_memory_ns", self.remote_memory_ns),
+            ("remote_mmio_ns", self.remote_mmio_ns),
+            ("remote_dma_read_ns", self.remote_dma_read_ns),
+            ("remote_dma_write_ns", self.remote_dma_write_ns),
+            ("remote_interrupt_ns", self.remote_interrupt_ns),
+        ] {
+            t.int(key, x, 0, MAX_STEP_NS, "at most 1 s")?;
+        }
+        Ok(())
+    }
+}
+
+impl NumaConfig {
     pub fn is_default(&self) -> bool {
         *self == NumaConfig::default()
     }
 }
 
-/// CPU time, in nanoseconds, of each step of the block I/O path
-/// (Range of every `_ns` key: 0 to 1e9; of the `_lines` keys: 0 to 64;
-/// `memcpy_bytes_per_s`: 1e6 to 1e12). These are
+/// CPU time, in nanoseconds, of each step of the block I/O path. These are
 /// charged to the core the step runs on (submission: the issuing thread's
 /// core; completion: the core that takes the CQ's interrupt).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -239,6 +331,57 @@ pub struct HostCosts {
     pub flush_request_ns: u64,
 }
 
+impl HostCosts {
+    /// Every cost 0 to 1 s, shared lines 0 to 64, memcpy 1 MB/s to 1 TB/s.
+    pub fn check(&self, t: &Check) -> Result<(), String> {
+        let k = self;
+        for (key, v) in [
+            ("syscall_ns", k.syscall_ns),
+            ("bio_setup_ns", k.bio_setup_ns),
+            ("blk_mq_insert_ns", k.blk_mq_insert_ns),
+            ("sw_queue_lock_hold_ns", k.sw_queue_lock_hold_ns),
+            ("nvme_queue_rq_ns", k.nvme_queue_rq_ns),
+            ("sq_lock_hold_ns", k.sq_lock_hold_ns),
+            ("doorbell_mmio_ns", k.doorbell_mmio_ns),
+            ("irq_entry_ns", k.irq_entry_ns),
+            ("cqe_handle_ns", k.cqe_handle_ns),
+            ("bio_complete_ns", k.bio_complete_ns),
+            ("reap_syscall_ns", k.reap_syscall_ns),
+            ("reap_per_io_ns", k.reap_per_io_ns),
+            ("app_per_io_ns", k.app_per_io_ns),
+            ("context_switch_ns", k.context_switch_ns),
+            ("cacheline_same_socket_ns", k.cacheline_same_socket_ns),
+            ("cacheline_cross_socket_ns", k.cacheline_cross_socket_ns),
+            ("cacheline_two_hop_ns", k.cacheline_two_hop_ns.unwrap_or(0)),
+            ("rq_insert_hold_ns", k.rq_insert_hold_ns),
+            ("rq_dispatch_hold_ns", k.rq_dispatch_hold_ns),
+            ("rq_complete_hold_ns", k.rq_complete_hold_ns),
+            ("softirq_complete_ns", k.softirq_complete_ns),
+            ("null_queue_rq_ns", k.null_queue_rq_ns),
+            ("ipi_ns", k.ipi_ns),
+            ("hmb_fill_ns", k.hmb_fill_ns),
+            ("fsync_path_ns", k.fsync_path_ns),
+            ("flush_request_ns", k.flush_request_ns),
+        ] {
+            t.int(key, v, 0, MAX_STEP_NS, "a CPU cost of at most 1 s")?;
+        }
+        for (key, v) in [
+            ("queue_lock_shared_lines", k.queue_lock_shared_lines),
+            ("hctx_shared_lines", k.hctx_shared_lines),
+            ("disk_stats_shared_lines", k.disk_stats_shared_lines),
+        ] {
+            t.int(key, v, 0, MAX_SHARED_LINES, "cache lines")?;
+        }
+        t.int(
+            "memcpy_bytes_per_s",
+            k.memcpy_bytes_per_s,
+            1_000_000,
+            MAX_BYTES_PER_S,
+            "1 MB/s to 1 TB/s",
+        )
+    }
+}
+
 fn fsync_path_default() -> u64 {
     // ESTIMATE: 800 cycles at 2.0 GHz: about ten calls and a bio initialised
     // on the stack, submitted and ended in submit_bio_noacct (no request, no
@@ -264,4 +407,49 @@ fn hmb_fill_default() -> u64 {
     // ESTIMATE: a 16-byte metadata entry and a few compares in the submit
     // path, two cache-line writes to uncached-ordered host memory: ~100 ns.
     100
+}
+
+/// The seeded model of the Linux scheduler for unpinned threads.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulerConfig {
+    /// Mean time between migration decisions for an unpinned thread (exponential).
+    pub migration_interval_ns: u64,
+    /// Probability that a migration decision moves the thread to another allowed CPU.
+    pub migration_probability: f64,
+}
+
+impl SchedulerConfig {
+    pub fn check(&self, t: &Check) -> Result<(), String> {
+        t.int(
+            "migration_interval_ns",
+            self.migration_interval_ns,
+            0,
+            3_600 * 1_000_000_000,
+            "at most an hour",
+        )?;
+        t.float(
+            "migration_probability",
+            self.migration_probability,
+            0.0,
+            1.0,
+            "a probability",
+        )
+    }
+}
+
+/// How a kernel's spinlock waiters spin (host/cpu.rs models both): a ticket
+/// lock (Linux 2.6.25 to 4.1) or a queued spinlock (qspinlock, Linux 4.2 on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpinlockKind {
+    /// All waiters spin on one word; hand-off grows with the number of spinners.
+    Ticket,
+    /// MCS / qspinlock: each waiter spins on its own line; one transfer per hand-off.
+    #[default]
+    Queued,
+}
+
+pub(super) fn one() -> u32 {
+    1
 }

@@ -43,6 +43,31 @@ pub struct VirtCosts {
     pub vring_shared_lines: u32,
 }
 
+impl VirtCosts {
+    /// Every cost 0 to 1e9 cycles, shared lines 0 to 64.
+    pub fn check(&self, t: &Check) -> Result<(), String> {
+        let v = self;
+        for (key, x) in [
+            ("vmexit_notify_cycles", v.vmexit_notify_cycles),
+            ("interrupt_inject_cycles", v.interrupt_inject_cycles),
+            ("irqfd_signal_cycles", v.irqfd_signal_cycles),
+            ("virtqueue_pop_cycles", v.virtqueue_pop_cycles),
+            ("virtio_complete_cycles", v.virtio_complete_cycles),
+            ("guest_queue_rq_cycles", v.guest_queue_rq_cycles),
+            ("vq_lock_hold_cycles", v.vq_lock_hold_cycles),
+        ] {
+            t.int(key, x, 0, MAX_CYCLES, "at most 1e9 cycles")?;
+        }
+        t.int(
+            "vring_shared_lines",
+            v.vring_shared_lines,
+            0,
+            MAX_SHARED_LINES,
+            "cache lines",
+        )
+    }
+}
+
 impl Default for VirtCosts {
     fn default() -> Self {
         VirtCosts {
@@ -124,7 +149,6 @@ pub struct VmDiskConfig {
 #[serde(deny_unknown_fields)]
 pub struct VmConfig {
     pub name: String,
-    /// Range: 1 to 1024.
     pub vcpus: u32,
     /// Guest memory (recorded; direct I/O bypasses the guest page cache, so it does not enter the model).
     #[serde(default)]
@@ -140,7 +164,6 @@ pub struct VmConfig {
     /// since QEMU 5.0); the guest driver's tag depth per queue (virtio_blk uses the
     /// ring size when indirect descriptors are offered, as QEMU does).
     #[serde(default = "vq_size_default")]
-    /// Range: 1 to 32768 (VIRTIO 1.1).
     pub queue_size: u32,
     /// One IOThread per entry, on that host CPU; virtqueues are dealt to them
     /// round-robin (QEMU's iothread-vq-mapping with a list of IOThreads).
@@ -159,6 +182,76 @@ pub struct VmConfig {
     pub job: String,
     #[serde(default, rename = "disk")]
     pub disks: Vec<VmDiskConfig>,
+}
+
+impl VmConfig {
+    /// The ranges of a `[[vm]]` table's numeric keys, checked at load with
+    /// the rest of the config ([`check_vm`] checks how its keys fit together).
+    pub fn check_ranges(&self, t: &Check) -> Result<(), String> {
+        t.int(
+            "vcpus",
+            self.vcpus,
+            1,
+            MAX_CPUS,
+            "a guest's CPUs, at most the host's limit",
+        )?;
+        t.int(
+            "queue_size",
+            self.queue_size,
+            1,
+            32768,
+            "VIRTIO 1.1 2.6: Queue Size is at most 32768",
+        )?;
+        t.int("poll_max_ns", self.poll_max_ns, 0, MAX_STEP_NS, "at most 1 s")?;
+        t.int("cpus (entries)", self.cpus.len() as u64, 0, MAX_CPUS, "one per vCPU")?;
+        t.int(
+            "iothread_cpus (entries)",
+            self.iothread_cpus.len() as u64,
+            0,
+            MAX_CPUS,
+            "one per IOThread",
+        )
+    }
+}
+
+/// Checks of one `[[vm]]` table that need no machine (the CPU numbers are
+/// checked against the host when the machine is built).
+pub fn check_vm(vm: &crate::config::VmConfig) -> Result<(), String> {
+    if vm.vcpus == 0 {
+        return Err("vcpus must be at least 1".into());
+    }
+    if vm.cpus.is_empty() {
+        return Err("cpus must name the host CPUs the vCPUs run on".into());
+    }
+    if vm.vcpu_placement == crate::config::VcpuPlacement::Pinned && vm.cpus.len() < vm.vcpus as usize {
+        return Err(format!(
+            "{} vCPUs pinned but cpus names {} host CPUs (one per vCPU needed)",
+            vm.vcpus,
+            vm.cpus.len()
+        ));
+    }
+    if vm.iothread_cpus.is_empty() {
+        return Err("iothread_cpus must name at least one host CPU (one IOThread each)".into());
+    }
+    // VIRTIO 1.1 2.6: a split virtqueue's size is a power of 2, at most 32768.
+    if !vm.queue_size.is_power_of_two() || vm.queue_size > 32768 || vm.queue_size < 2 {
+        return Err(format!(
+            "queue_size = {}: a split virtqueue's size is a power of 2 from 2 to 32768",
+            vm.queue_size
+        ));
+    }
+    crate::sim::IoPrio::parse(&vm.iothread_ioprio).map_err(|e| format!("iothread_ioprio: {e}"))?;
+    let mut names: Vec<&str> = Vec::new();
+    for d in &vm.disks {
+        if names.contains(&d.name.as_str()) {
+            return Err(format!("two disks named '{}'", d.name));
+        }
+        if d.size_bytes == Some(0) {
+            return Err(format!("disk '{}': size_bytes must be positive", d.name));
+        }
+        names.push(&d.name);
+    }
+    Ok(())
 }
 
 fn vq_size_default() -> u32 {

@@ -15,7 +15,7 @@
 //!   It ignores how much of a block is still valid, so under skewed writes,
 //!   where greedy finds blocks emptied by hot data, it copies more.
 //!
-//! A new policy is a variant in `gc_victim_policies!` (`config/schema.rs`)
+//! A new policy is a line in `GcVictimPolicy`'s list (`config/schema.rs`)
 //! and its pick here: a method and its arm in [`Ftl::gc_pick_victim`]
 //! (and in [`Victims::new`] if it needs block ages).
 
