@@ -31,7 +31,7 @@
 //! any I/O); `iodepth_low` is not supported (fio's default, `iodepth`,
 //! makes one reap call per full queue).
 
-use super::submit::Request;
+use super::block::request::Request;
 use super::thread::{Quiesce, SyncIssue};
 use super::{Guests, Host};
 use crate::nvme::SQE_FUA;
@@ -444,7 +444,7 @@ impl Host {
                 }
             }
         }
-        if th.state == ThreadState::WaitingTag && th.vcpu == super::submit::NO_VCPU {
+        if th.state == ThreadState::WaitingTag && th.vcpu == super::thread::NO_VCPU {
             th.iowait_cpu = cpu;
             self.cores[cpu as usize].iowaiters += 1;
         }

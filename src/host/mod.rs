@@ -23,7 +23,7 @@ mod thread_run;
 pub use block::blk_mq;
 pub use guests::Guests;
 pub use jobs::SsTracker;
-pub use submit::{AdminCmd, HmbState};
+pub use nvme_driver::{AdminCmd, HmbState};
 pub use thread::{Thread, ThreadState};
 
 use crate::config::{BlockLayerKind, DeviceKind, HostCosts, MachineConfig, SwQueuesKind, UrgentPath};
@@ -34,12 +34,12 @@ use crate::sim::{Ns, Slab};
 use crate::workload::fio::FioJobFile;
 use crate::workload::{Ddir, IoPrio};
 use blk_mq::{nvme_tag_depth, Hctx};
+use block::request::{Request, NO_VQ};
 use block::{BlockLayer, Elevator, RequestQueue};
 use cpu::{CacheLineCost, Core, Lock, LockEnv, Topology};
 use nvme_driver::{NvmeDriver, QueuePair};
 use queue_map::QueueMapTable;
 use std::collections::VecDeque;
-use submit::Request;
 
 /// The host machine: its CPUs and the threads on them, its block layer and
 /// NVMe driver, and the requests in flight between them.
@@ -354,7 +354,7 @@ impl Host {
     /// The thread's guest vCPU and virtio disk (`None` on the host).
     pub fn thread_vcpu(&self, t: u32) -> Option<(u32, u32)> {
         let th = &self.threads[t as usize];
-        (th.vcpu != submit::NO_VCPU).then_some((th.vcpu, th.vdisk))
+        (th.vcpu != thread::NO_VCPU).then_some((th.vcpu, th.vdisk))
     }
 
     // ------------------------------------------------------- admin commands
@@ -433,7 +433,7 @@ impl HostPort for Host {
     #[inline]
     fn data_dma_extra_ns(&self, cid: u32) -> Ns {
         let r = self.reqs.get(cid);
-        if r.vq != submit::NO_VQ || r.hmb {
+        if r.vq != NO_VQ || r.hmb {
             return 0;
         }
         self.numa

@@ -6,10 +6,12 @@
 //! MSI-X vector, handled on the CPU its affinity names.
 
 use super::cpu::Lock;
-use super::submit::{AdminCmd, HmbState};
-use crate::config::IrqMode;
+use crate::config::{IrqMode, SetArbitration};
+use crate::nvme::arbitration::ArbitrationFeature;
+use crate::nvme::controller::UrgentPolicy;
 use crate::nvme::{Cqe, Sqe};
 use crate::sim::Ns;
+use crate::workload::IoPrio;
 use std::collections::VecDeque;
 
 /// Host-side state of one I/O queue pair.
@@ -113,6 +115,45 @@ impl QueuePair {
             self.sq_head_seen = head;
         }
     }
+}
+
+/// The host's HMB urgent-path requester: the buffer it gave the drive, and counters.
+#[derive(Debug, Clone, Default)]
+pub struct HmbState {
+    pub enabled: bool,
+    /// Which requests are urgent (the same policy the controller holds).
+    pub urgent: UrgentPolicy,
+    pub layout: Option<crate::nvme::hmb::HmbLayout>,
+    pub(super) space: Option<crate::nvme::hmb::HmbSpace>,
+    /// Metadata entry and data extent of each request in the HMB.
+    pub(super) held: std::collections::HashMap<u32, (u32, u64, u64)>,
+    /// Requests that went through the HMB, and their bytes.
+    pub commands: u64,
+    pub bytes: u64,
+    /// Urgent requests that found the HMB full and took the normal path.
+    pub fallbacks: u64,
+}
+
+impl HmbState {
+    /// Whether a request of priority `p` is urgent (class, and level within it).
+    pub fn is_urgent(&self, p: IoPrio) -> bool {
+        self.urgent.is_urgent(p)
+    }
+}
+
+/// A Set Features (Arbitration) the host issues during the run, and what became of it.
+#[derive(Debug, Clone)]
+pub struct AdminCmd {
+    pub set: SetArbitration,
+    /// The feature value it set (known once the controller executed it).
+    pub applied: Option<ArbitrationFeature>,
+    pub submitted_ns: Ns,
+    pub executed_ns: Ns,
+    /// The host saw its completion.
+    pub completed_ns: Ns,
+    /// Commands the arbiter had launched per SQ priority (urgent, high,
+    /// medium, low) when it took effect.
+    pub launched_before: [u64; 4],
 }
 
 /// The NVMe driver's state in the host: the I/O queue pairs (SQ and CQ

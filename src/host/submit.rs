@@ -6,150 +6,14 @@
 //! what the request held and completes its bios. The HMB urgent path's
 //! requester and the admin commands the host issues live here too.
 
+use super::block::request::{Request, NO_BIO, NO_VQ};
 use super::{Guests, Host};
-use crate::config::{BlockLayerKind, IrqMode, SetArbitration};
-use crate::nvme::arbitration::ArbitrationFeature;
-use crate::nvme::controller::{UrgentPolicy, HMB_IO_CMD};
-use crate::nvme::{Sqe, SQE_FLUSH};
+use crate::config::{BlockLayerKind, IrqMode};
+use crate::nvme::controller::HMB_IO_CMD;
+use crate::nvme::Sqe;
 use crate::sim::Ns;
 use crate::sim::{Event, Queue};
-use crate::workload::{Ddir, Io, IoPrio};
-
-/// No next bio in a merge chain.
-pub(super) const NO_BIO: u32 = u32::MAX;
-
-pub struct Request {
-    pub thread: u32,
-    pub io: Io,
-    /// The byte range the device sees: the bio's own, or the whole merged
-    /// request's for the request that others merged into.
-    pub dev_offset: u64,
-    pub dev_len: u32,
-    /// Next bio merged into this request (completes with it).
-    pub chain: u32,
-    pub issue_ns: Ns,
-    pub submit_ns: Ns,
-    pub hctx: u32,
-    /// Sent through the Host Memory Buffer and the admin queue.
-    pub hmb: bool,
-    /// The guest virtqueue it came through (`NO_VQ`: a host job's request).
-    pub vq: u32,
-    /// The I/O priority of the job that issued it (a guest request goes to
-    /// the host with its IOThread's priority in `io.prio`).
-    pub app_prio: IoPrio,
-    /// The bio this request is a part of, when the block layer split a bio
-    /// larger than the largest request (`NO_BIO`: not a part).
-    pub split_of: u32,
-    /// A split bio: its parts not completed yet.
-    pub parts_left: u32,
-    /// What goes down with it beyond data: [`crate::nvme::SQE_FUA`] (REQ_FUA) on a
-    /// write, or [`SQE_FLUSH`] for an empty flush (REQ_PREFLUSH without
-    /// data). Set only when the device has a volatile write cache: the
-    /// block layer strips both otherwise.
-    pub flags: u8,
-    /// A sync engine's O_SYNC write: once its data is written, its syscall
-    /// goes on to flush (generic_write_sync) before it returns.
-    pub then_flush: bool,
-    /// The flush an O_SYNC write's syscall sent: that write (it completes
-    /// when this does); `NO_BIO` for any other request.
-    pub flush_for: u32,
-    /// fio's own sync io_u: fsync (`Some(false)`) or fdatasync (`Some(true)`).
-    pub sync_op: Option<bool>,
-}
-
-impl Request {
-    /// Thread `thread`'s bio `io`, issued at `issue` towards hardware queue `hctx`.
-    pub fn new(thread: u32, io: Io, issue: Ns, hctx: u32) -> Self {
-        Request {
-            thread,
-            io,
-            dev_offset: io.offset,
-            dev_len: io.len,
-            chain: NO_BIO,
-            issue_ns: issue,
-            submit_ns: issue,
-            hctx,
-            hmb: false,
-            vq: NO_VQ,
-            app_prio: io.prio,
-            split_of: NO_BIO,
-            parts_left: 0,
-            flags: 0,
-            then_flush: false,
-            flush_for: NO_BIO,
-            sync_op: None,
-        }
-    }
-
-    /// An empty flush (blkdev_issue_flush's REQ_PREFLUSH bio) from thread
-    /// `thread`, issued at `issue` towards hardware queue `hctx`.
-    pub fn flush(thread: u32, prio: IoPrio, issue: Ns, hctx: u32) -> Self {
-        let io = Io {
-            ddir: Ddir::Write,
-            offset: 0,
-            len: 0,
-            prio,
-        };
-        Request {
-            flags: SQE_FLUSH,
-            ..Request::new(thread, io, issue, hctx)
-        }
-    }
-}
-
-/// The elevator's direction for a request: a flush or FUA write is queued
-/// as a write but never merged, in either direction (REQ_NOMERGE_FLAGS
-/// holds REQ_PREFLUSH and REQ_FUA), which the elevator does for direction 2.
-fn elevator_dir(req: &Request) -> usize {
-    if req.flags != 0 {
-        2
-    } else {
-        req.io.ddir as usize
-    }
-}
-
-/// A host job's request / thread: no virtqueue, no vCPU.
-pub const NO_VQ: u32 = u32::MAX;
-pub const NO_VCPU: u32 = u32::MAX;
-
-/// The host's HMB urgent-path requester: the buffer it gave the drive, and counters.
-#[derive(Debug, Clone, Default)]
-pub struct HmbState {
-    pub enabled: bool,
-    /// Which requests are urgent (the same policy the controller holds).
-    pub urgent: UrgentPolicy,
-    pub layout: Option<crate::nvme::hmb::HmbLayout>,
-    pub(super) space: Option<crate::nvme::hmb::HmbSpace>,
-    /// Metadata entry and data extent of each request in the HMB.
-    pub(super) held: std::collections::HashMap<u32, (u32, u64, u64)>,
-    /// Requests that went through the HMB, and their bytes.
-    pub commands: u64,
-    pub bytes: u64,
-    /// Urgent requests that found the HMB full and took the normal path.
-    pub fallbacks: u64,
-}
-
-impl HmbState {
-    /// Whether a request of priority `p` is urgent (class, and level within it).
-    pub fn is_urgent(&self, p: IoPrio) -> bool {
-        self.urgent.is_urgent(p)
-    }
-}
-
-/// A Set Features (Arbitration) the host issues during the run, and what became of it.
-#[derive(Debug, Clone)]
-pub struct AdminCmd {
-    pub set: SetArbitration,
-    /// The feature value it set (known once the controller executed it).
-    pub applied: Option<ArbitrationFeature>,
-    pub submitted_ns: Ns,
-    pub executed_ns: Ns,
-    /// The host saw its completion.
-    pub completed_ns: Ns,
-    /// Commands the arbiter had launched per SQ priority (urgent, high,
-    /// medium, low) when it took effect.
-    pub launched_before: [u64; 4],
-}
+use crate::workload::{Ddir, Io};
 
 impl Host {
     /// A host bio enters the stack: the urgent path if its priority class
@@ -273,7 +137,7 @@ impl Host {
                 cur = self.block.queue_lock.acquire(cur, cpu, c.rq_insert_hold_ns, &self.lenv);
                 let (off, len, dir) = {
                     let req = self.reqs.get(r);
-                    (req.io.offset, req.io.len as u64, elevator_dir(req))
+                    (req.io.offset, req.io.len as u64, req.elevator_dir())
                 };
                 if let Some((head, front)) = self.block.rq.elevator.find_merge(dir, off, len) {
                     self.block.rq.elevator.merge(head, len, front);
@@ -330,7 +194,7 @@ impl Host {
             BlockLayerKind::SingleQueue => {
                 let (off, len, dir) = {
                     let req = self.reqs.get(r);
-                    (req.io.offset, req.io.len as u64, elevator_dir(req))
+                    (req.io.offset, req.io.len as u64, req.elevator_dir())
                 };
                 self.block.rq.elevator.add(r, dir, off, len, cur);
                 self.set_submitted(r, cur);

@@ -7,8 +7,8 @@
 //! turn on the CPU is thread_run.rs. Asynchronous jobs with iodepth_batch*
 //! options or a thinktime run fio's own submit/reap loop instead (fio_loop.rs).
 
+use super::block::request::Request;
 use super::cpu::{Core, Placement, Topology};
-use super::submit::{Request, NO_VCPU};
 use crate::config::MachineConfig;
 use crate::sim::{Event, Ns, Queue, Rng};
 use crate::stats::{JobStats, StatsConfig};
@@ -47,6 +47,9 @@ pub(super) enum Pause {
     /// An open-loop trace's next request is due then: reap while waiting.
     PollUntil(Ns),
 }
+
+/// A host job's thread: it runs on no guest vCPU.
+pub const NO_VCPU: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ThreadState {

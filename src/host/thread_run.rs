@@ -5,8 +5,8 @@
 //! until a completion, a timer or a tag wakes it. The thread's own state and
 //! accounting are in thread.rs.
 
-use super::submit::{Request, NO_BIO, NO_VCPU};
-use super::thread::{Pause, Quiesce, SyncIssue, Thread, ThreadState};
+use super::block::request::{Request, NO_BIO};
+use super::thread::{Pause, Quiesce, SyncIssue, Thread, ThreadState, NO_VCPU};
 use super::{Guests, Host};
 use crate::nvme::SQE_FUA;
 use crate::sim::Ns;

@@ -14,6 +14,7 @@
 
 pub mod blk_mq;
 pub mod elevator;
+pub mod request;
 
 pub use elevator::Elevator;
 
