@@ -200,7 +200,7 @@ impl Host {
         q: &mut Queue,
     ) -> Result<(Ns, bool), (Ns, Stop)> {
         let ti = t as usize;
-        let c = self.costs.clone();
+        let c = self.env.costs.clone();
         let th = &mut self.threads[ti];
         let (io, unchecked) = match th.pending.take() {
             Some(io) => (io, std::mem::take(&mut th.pending_unchecked)),
@@ -313,7 +313,7 @@ impl Host {
         hint: Option<&Ssd>,
         q: &mut Queue,
     ) -> Result<Ns, Ns> {
-        let syscall = self.costs.syscall_ns;
+        let syscall = self.env.costs.syscall_ns;
         let th = &mut self.threads[t as usize];
         if th.staged.is_empty() {
             return Ok(cur);
@@ -336,7 +336,7 @@ impl Host {
         q: &mut Queue,
     ) -> Result<Ns, Ns> {
         let ti = t as usize;
-        let bio_setup = self.costs.bio_setup_ns;
+        let bio_setup = self.env.costs.bio_setup_ns;
         while let Some((io, issue)) = self.threads[ti].staged.pop_front() {
             if let Some(ssd) = hint {
                 ssd.ftl.prefetch((io.offset / self.unit_bytes) as u32);
@@ -384,7 +384,7 @@ impl Host {
 
     /// One io_getevents call that returns `n` completions.
     fn fio_reap(&mut self, mut cur: Ns, t: u32, n: u32) -> Ns {
-        let c = &self.costs;
+        let c = &self.env.costs;
         let (sys, usr) = (c.reap_syscall_ns, c.reap_per_io_ns * u64::from(n));
         cur += sys + usr;
         let th = &mut self.threads[t as usize];

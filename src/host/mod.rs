@@ -44,16 +44,14 @@ use std::collections::VecDeque;
 /// The host machine: its CPUs and the threads on them, its block layer and
 /// NVMe driver, and the requests in flight between them.
 pub struct Host {
-    costs: HostCosts,
-    /// Topology, cache-line costs and the current event time, for locks.
-    lenv: LockEnv,
+    /// The costs, the lock environment and device locality: what the block
+    /// layer's and the driver's steps read.
+    env: HostEnv,
     cores: Vec<Core>,
     null_dev: bool,
     map: QueueMapTable,
     reqs: Slab<Request>,
     threads: Vec<Thread>,
-    /// Device locality: what crossing the socket interconnect adds.
-    numa: numa::Numa,
     /// The CPUs' idle states: what waking an idle core costs.
     cpuidle: cpuidle::CpuIdle,
     /// The device's mapping unit (to hint the simulator's map lookups).
@@ -68,6 +66,18 @@ pub struct Host {
     block: BlockLayer,
     /// The NVMe driver: queue pairs, SQ locks, the admin queue, the HMB requester.
     driver: NvmeDriver,
+}
+
+/// What a step of the I/O path on a CPU reads besides the state it moves:
+/// the host's costs, the lock environment (topology, cache-line costs, the
+/// time of the event being handled) and device locality. The block layer
+/// and the NVMe driver take it from [`Host`] with each step.
+pub struct HostEnv {
+    pub costs: HostCosts,
+    /// Topology, cache-line costs and the current event time, for locks.
+    pub lenv: LockEnv,
+    /// Device locality: what crossing the socket interconnect adds.
+    pub numa: numa::Numa,
 }
 
 /// What the host is built from besides the config: the CPUs (the VMs'
@@ -143,23 +153,30 @@ impl Host {
         Ok(Host {
             migrate_mean: cfg.host.scheduler.migration_interval_ns.max(1),
             migrate_p: cfg.host.scheduler.migration_probability,
-            lenv: LockEnv {
-                topo,
-                cost: cl,
-                floor: 0,
+            env: HostEnv {
+                costs,
+                lenv: LockEnv {
+                    topo,
+                    cost: cl,
+                    floor: 0,
+                },
+                numa,
             },
-            costs,
             cores,
             null_dev,
             reqs: Slab::new(),
             threads,
-            numa,
             cpuidle,
             unit_bytes,
             ios_completed: 0,
             ss,
             block: BlockLayer {
                 kind: cfg.device.block_layer,
+                tagged: match cfg.device.block_layer {
+                    BlockLayerKind::BlkMq => true,
+                    BlockLayerKind::Bypass => !null_dev,
+                    BlockLayerKind::SingleQueue => false,
+                },
                 ctx_locks: if shared_ctx {
                     vec![Lock::with("blk-mq ctx (shared by all CPUs)", spin, 0)]
                 } else if map.nr_sw_queues == nr_cpus
@@ -207,16 +224,16 @@ impl Host {
     /// The simulated time of the event being handled (locks forget holds before it).
     #[inline]
     pub fn set_now(&mut self, now: Ns) {
-        self.lenv.floor = now;
+        self.env.lenv.floor = now;
     }
 
     // ------------------------------------------------------ named readings
 
     pub fn costs(&self) -> &HostCosts {
-        &self.costs
+        &self.env.costs
     }
     pub fn lock_env(&self) -> &LockEnv {
-        &self.lenv
+        &self.env.lenv
     }
     pub fn cores(&self) -> &[Core] {
         &self.cores
@@ -372,7 +389,7 @@ impl Host {
     }
     /// The admin CQ's interrupt for `cmd` on CPU 0.
     pub fn admin_irq(&mut self, now: Ns, cmd: u32) {
-        let ns = self.costs.irq_entry_ns + self.costs.cqe_handle_ns;
+        let ns = self.env.costs.irq_entry_ns + self.env.costs.cqe_handle_ns;
         let (_, end) = self.busy_cpu(0, now, ns);
         self.driver.admin_cmds[cmd as usize].completed_ns = end;
     }
@@ -418,7 +435,7 @@ impl HostPort for Host {
 
     #[inline]
     fn cqe_arrived(&mut self, cq: u32, cqe: Cqe, q: &mut Queue) {
-        let msi = self.numa.interrupt_ns(self.driver.qps[cq as usize].irq_cpu);
+        let msi = self.env.numa.interrupt_ns(self.driver.qps[cq as usize].irq_cpu);
         let qp = &mut self.driver.qps[cq as usize];
         qp.cq_pending.push(cqe);
         if !qp.irq_armed {
@@ -436,7 +453,8 @@ impl HostPort for Host {
         if r.vq != NO_VQ || r.hmb {
             return 0;
         }
-        self.numa
+        self.env
+            .numa
             .data_dma_ns(self.threads[r.thread as usize].buf_node, r.io.ddir)
     }
 }

@@ -6,14 +6,15 @@
 //! what the request held and completes its bios. The HMB urgent path's
 //! requester and the admin commands the host issues live here too.
 
-use super::block::request::{Request, NO_BIO, NO_VQ};
+use super::block::request::{NO_BIO, NO_VQ};
+use super::block::Entry;
 use super::{Guests, Host};
 use crate::config::{BlockLayerKind, IrqMode};
 use crate::nvme::controller::HMB_IO_CMD;
 use crate::nvme::Sqe;
 use crate::sim::Ns;
 use crate::sim::{Event, Queue};
-use crate::workload::{Ddir, Io};
+use crate::workload::Ddir;
 
 impl Host {
     /// A host bio enters the stack: the urgent path if its priority class
@@ -52,30 +53,16 @@ impl Host {
         vms: &mut dyn Guests,
         q: &mut Queue,
     ) -> Result<Ns, (Ns, u32)> {
-        while let Some((bio, off)) = self.threads[t as usize].split {
-            let (io, issue, hctx) = {
-                let b = self.reqs.get(bio);
-                (b.io, b.issue_ns, b.hctx)
-            };
-            let end = io.offset + u64::from(io.len);
-            let len = (end - off).min(self.block.max_rq_bytes);
-            self.threads[t as usize].split = (off + len < end).then_some((bio, off + len));
-            if off > io.offset {
-                // bio_split allocates the next part's bio.
-                cur += self.costs.bio_setup_ns;
-            }
-            let part_io = Io {
-                offset: off,
-                len: len as u32,
-                ..io
-            };
-            // bio_split keeps the bio's flags: every part is a FUA write.
-            let flags = self.reqs.get(bio).flags;
-            let part = self.reqs.insert(Request {
-                split_of: bio,
-                flags,
-                ..Request::new(t, part_io, issue, hctx)
-            });
+        while let Some(part) = self.block.split_next(
+            &mut self.threads[t as usize].split,
+            t,
+            &mut cur,
+            &mut self.reqs,
+            &self.env,
+        ) {
+            // Read before the part goes down: a null device completes (and
+            // frees) it inside the call.
+            let bio = self.reqs.get(part).split_of;
             cur = self.submit_host(cur, cpu, part, vms, q).map_err(|at| (at, part))?;
             if self.threads[t as usize].split.is_none() {
                 // fio's submission of the bio ends with its last part.
@@ -104,86 +91,26 @@ impl Host {
         (b.parts_left == 0).then_some(bio)
     }
 
-    /// A request holds a tag of its hctx: under blk-mq, and under bypass for
-    /// an NVMe driver (a free SQ entry); a bio-based null driver has no queue
-    /// to fill, and the legacy layer bounds requests instead.
-    #[inline]
-    fn uses_tags(&self) -> bool {
-        match self.block.kind {
-            BlockLayerKind::BlkMq => true,
-            BlockLayerKind::Bypass => !self.null_dev,
-            BlockLayerKind::SingleQueue => false,
-        }
-    }
-
     /// A bio enters the block layer on `cpu` at `cur`. Ok(time the
     /// submitting call returns); Err(time) when the thread must sleep for a
     /// tag (blk-mq), a request (legacy layer) or a driver slot (bypass), the
     /// bio then being queued for that resource.
-    pub fn submit_bio(&mut self, mut cur: Ns, cpu: u32, r: u32, vms: &mut dyn Guests, q: &mut Queue) -> Result<Ns, Ns> {
-        let hctx = self.reqs.get(r).hctx as usize;
-        match self.block.kind {
-            _ if self.uses_tags() => {
-                if !self.block.hctxs[hctx].tags.try_take() {
-                    self.block.hctxs[hctx].tags.wait(r);
-                    return Err(cur);
-                }
+    pub fn submit_bio(&mut self, cur: Ns, cpu: u32, r: u32, vms: &mut dyn Guests, q: &mut Queue) -> Result<Ns, Ns> {
+        match self.block.enter(cur, cpu, r, &mut self.reqs, &self.env) {
+            Entry::Admitted(at) => Ok(self.submit_with_resource(at, cpu, r, vms, q)),
+            Entry::Merged(at) => {
+                self.set_submitted(r, at);
+                Ok(at)
             }
-            BlockLayerKind::BlkMq | BlockLayerKind::Bypass => {}
-            BlockLayerKind::SingleQueue => {
-                // blk_queue_bio: under the queue lock, try to merge into a
-                // queued request; otherwise allocate one (or sleep for one).
-                let c = &self.costs;
-                cur = self.block.queue_lock.acquire(cur, cpu, c.rq_insert_hold_ns, &self.lenv);
-                let (off, len, dir) = {
-                    let req = self.reqs.get(r);
-                    (req.io.offset, req.io.len as u64, req.elevator_dir())
-                };
-                if let Some((head, front)) = self.block.rq.elevator.find_merge(dir, off, len) {
-                    self.block.rq.elevator.merge(head, len, front);
-                    self.block.rq.merges += 1;
-                    // Link the bio into the request's chain.
-                    let next = self.reqs.get(head).chain;
-                    self.reqs.get_mut(head).chain = r;
-                    self.reqs.get_mut(r).chain = next;
-                    self.set_submitted(r, cur);
-                    return Ok(cur);
-                }
-                if !self.block.rq.requests.try_take() {
-                    self.block.rq.requests.wait(r);
-                    return Err(cur);
-                }
-            }
+            Entry::Wait(at) => Err(at),
         }
-        Ok(self.submit_with_resource(cur, cpu, r, vms, q))
     }
 
     /// Continue submitting bio `r`, which holds its tag / request / slot.
     pub fn submit_with_resource(&mut self, mut cur: Ns, cpu: u32, r: u32, vms: &mut dyn Guests, q: &mut Queue) -> Ns {
         match self.block.kind {
             BlockLayerKind::BlkMq => {
-                // blk_mq_bio_to_request -> blk_account_io_start: the disk's
-                // in-flight counter and reference, from whichever CPU wrote
-                // them last (the 3.x kernels).
-                if let Some(l) = self.block.disk_stats.as_mut() {
-                    cur = l.acquire(cur, cpu, 0, &self.lenv);
-                }
-                let c = &self.costs;
-                let ctx = if self.block.shared_ctx {
-                    0
-                } else {
-                    let io = &self.reqs.get(r).io;
-                    self.map.sw_queue(cpu, io.ddir, io.prio) as usize
-                };
-                cur = self.block.ctx_locks[ctx].acquire(cur, cpu, c.sw_queue_lock_hold_ns, &self.lenv);
-                cur += c.blk_mq_insert_ns;
-                // Mark the ctx pending in the hctx and run the hctx: its
-                // shared lines come from whichever CPU mapped to it wrote last.
-                let hctx = self.reqs.get(r).hctx as usize;
-                cur = self.block.hctx_lines[hctx].acquire(cur, cpu, 0, &self.lenv);
-                // Running the hctx splices the ctx's list under its lock
-                // again (flush_busy_ctxs) before calling the driver.
-                cur = self.block.ctx_locks[ctx].acquire(cur, cpu, c.sw_queue_lock_hold_ns, &self.lenv);
+                cur = self.block.mq_insert(cur, cpu, self.reqs.get(r), &self.map, &self.env);
                 self.set_submitted(r, cur);
                 self.driver_submit(cur, cpu, r, vms, q)
             }
@@ -192,11 +119,7 @@ impl Host {
                 self.driver_submit(cur, cpu, r, vms, q)
             }
             BlockLayerKind::SingleQueue => {
-                let (off, len, dir) = {
-                    let req = self.reqs.get(r);
-                    (req.io.offset, req.io.len as u64, req.elevator_dir())
-                };
-                self.block.rq.elevator.add(r, dir, off, len, cur);
+                self.block.legacy_insert(r, self.reqs.get(r), cur);
                 self.set_submitted(r, cur);
                 // The submitter runs the queue itself (__blk_run_queue).
                 self.run_request_queue(cur, cpu, vms, q)
@@ -216,27 +139,17 @@ impl Host {
         req.submit_ns = if sync { req.issue_ns } else { at };
     }
 
-    /// The legacy request_fn loop: while the driver takes more, take the
-    /// queue lock, pull the elevator's next request, drop the lock and hand
-    /// the request to the driver.
+    /// The legacy request_fn loop: while the driver takes more, the block
+    /// layer pulls the elevator's next request under the queue lock and the
+    /// driver takes it.
     fn run_request_queue(&mut self, mut cur: Ns, cpu: u32, vms: &mut dyn Guests, q: &mut Queue) -> Ns {
-        if self.block.rq_running {
+        if !self.block.start_run() {
             return cur;
         }
-        self.block.rq_running = true;
-        while self.block.rq.driver_has_room() && !self.block.rq.elevator.is_empty() {
-            let hold = self.costs.rq_dispatch_hold_ns;
-            cur = self.block.queue_lock.acquire(cur, cpu, hold, &self.lenv);
-            let Some((r, off, len)) = self.block.rq.elevator.dispatch(cur) else {
-                break;
-            };
-            let req = self.reqs.get_mut(r);
-            req.dev_offset = off;
-            req.dev_len = len as u32;
-            self.block.rq.in_driver += 1;
+        while let Some(r) = self.block.dispatch_next(&mut cur, cpu, &mut self.reqs, &self.env) {
             cur = self.driver_submit(cur, cpu, r, vms, q);
         }
-        self.block.rq_running = false;
+        self.block.end_run();
         cur
     }
 
@@ -245,7 +158,7 @@ impl Host {
     /// this CPU); the NVMe driver builds the SQE, copies it into the SQ under
     /// the SQ lock and rings the doorbell. Returns when the CPU is done.
     fn driver_submit(&mut self, mut cur: Ns, cpu: u32, r: u32, vms: &mut dyn Guests, q: &mut Queue) -> Ns {
-        let c = &self.costs;
+        let c = &self.env.costs;
         if self.null_dev {
             cur += c.null_queue_rq_ns;
             if self.driver.irqmode == IrqMode::Softirq {
@@ -255,16 +168,16 @@ impl Host {
         }
         let hctx = self.reqs.get(r).hctx;
         cur += c.nvme_queue_rq_ns;
-        cur = self.driver.sq_locks[hctx as usize].acquire(cur, cpu, c.sq_lock_hold_ns, &self.lenv);
+        cur = self.driver.sq_locks[hctx as usize].acquire(cur, cpu, c.sq_lock_hold_ns, &self.env.lenv);
         // The SQE's line is owned from the rings' node; the doorbell's
         // barrier waits for it.
-        cur += self.numa.ring_access_ns(cpu);
+        cur += self.env.numa.ring_access_ns(cpu);
         let sqe = self.sqe(r);
         self.driver.qps[hctx as usize].write_sqe(cur, sqe);
         self.driver.qps[hctx as usize].push_sqes(cur, 1);
         self.driver.qps[hctx as usize].doorbells += 1;
-        cur += self.costs.doorbell_mmio_ns;
-        let posted = self.driver.posted_ns + self.numa.mmio_ns(cpu);
+        cur += self.env.costs.doorbell_mmio_ns;
+        let posted = self.driver.posted_ns + self.env.numa.mmio_ns(cpu);
         q.schedule(cur + posted, Event::SqDoorbell { sq: hctx, n: 1 });
         cur
     }
@@ -273,29 +186,11 @@ impl Host {
     /// request held in its block layer (tag, or request under the queue
     /// lock, running the queue again), then complete every bio of the
     /// request and wake their threads. Returns when the CPU is done.
-    fn host_complete(&mut self, mut cur: Ns, cpu: u32, r: u32, vms: &mut dyn Guests, q: &mut Queue) -> Ns {
-        let hctx = self.reqs.get(r).hctx as usize;
-        // blk_account_io_done: the in-flight counter and reference again
-        // (blk-mq requests only; an HMB request never entered blk-mq).
-        if let Some(l) = self.block.disk_stats.as_mut() {
-            if self.block.kind == BlockLayerKind::BlkMq && !self.reqs.get(r).hmb {
-                cur = l.acquire(cur, cpu, 0, &self.lenv);
-            }
-        }
-        let freed_for = match self.block.kind {
-            _ if self.reqs.get(r).hmb => None,
-            _ if self.uses_tags() => self.block.hctxs[hctx].tags.put(),
-            BlockLayerKind::BlkMq | BlockLayerKind::Bypass => None,
-            BlockLayerKind::SingleQueue => {
-                let hold = self.costs.rq_complete_hold_ns;
-                cur = self.block.queue_lock.acquire(cur, cpu, hold, &self.lenv);
-                self.block.rq.in_driver -= 1;
-                self.block.rq.requests.put()
-            }
-        };
+    fn host_complete(&mut self, cur: Ns, cpu: u32, r: u32, vms: &mut dyn Guests, q: &mut Queue) -> Ns {
+        let (mut cur, freed_for) = self.block.finish(cur, cpu, self.reqs.get(r), &self.env);
         if let Some(w) = freed_for {
             if self.reqs.get(w).vq != NO_VQ {
-                vms.iothread_tag_granted(cur, self.reqs.get(w).vq, w, cpu, self.costs.ipi_ns, q);
+                vms.iothread_tag_granted(cur, self.reqs.get(w).vq, w, cpu, self.env.costs.ipi_ns, q);
             } else {
                 let wt = self.reqs.get(w).thread;
                 self.wake(cur, wt, cpu, true, q);
@@ -303,14 +198,14 @@ impl Host {
         }
         let mut b = r;
         loop {
-            cur += self.costs.bio_complete_ns;
+            cur += self.env.costs.bio_complete_ns;
             let (thread, next) = {
                 let req = self.reqs.get(b);
                 (req.thread, req.chain)
             };
             if self.reqs.get(b).vq != NO_VQ {
                 // The AIO completion goes to the IOThread that submitted it.
-                vms.iothread_aio_complete(cur, self.reqs.get(b).vq, b, cpu, self.costs.ipi_ns, q);
+                vms.iothread_aio_complete(cur, self.reqs.get(b).vq, b, cpu, self.env.costs.ipi_ns, q);
             } else if let Some(done) = self.host_io_done(b) {
                 let th = &mut self.threads[thread as usize];
                 th.completed.push_back(done);
@@ -324,7 +219,7 @@ impl Host {
             }
             b = next;
         }
-        if self.block.kind == BlockLayerKind::SingleQueue {
+        if self.block.is_legacy() {
             cur = self.run_request_queue(cur, cpu, vms, q);
         }
         cur
@@ -332,7 +227,7 @@ impl Host {
 
     /// The interrupt of queue pair `qp` runs: handle every visible CQE.
     pub fn irq(&mut self, now: Ns, qpi: u32, vms: &mut dyn Guests, q: &mut Queue) {
-        let c = self.costs.clone();
+        let c = self.env.costs.clone();
         let cpu = self.driver.qps[qpi as usize].irq_cpu;
         let mut cur = self.cpu_begin(cpu, now);
         let begin = cur;
@@ -347,7 +242,7 @@ impl Host {
                 break;
             }
             handled += 1;
-            cur += c.cqe_handle_ns + self.numa.ring_access_ns(cpu);
+            cur += c.cqe_handle_ns + self.env.numa.ring_access_ns(cpu);
             // The CQE names its SQ (SQ Identifier): that SQ's head moves.
             self.driver.qps[cqe.sq as usize].saw_sq_head(cur, cqe.sq_head);
             self.driver.qps[cqe.sq as usize].sq_completions += 1;
@@ -357,7 +252,7 @@ impl Host {
         pending.drain(..handled);
         // CQEs still in flight raise the next interrupt when they land.
         if let Some(next) = pending.first() {
-            let at = (next.at + self.numa.interrupt_ns(cpu)).max(cur);
+            let at = (next.at + self.env.numa.interrupt_ns(cpu)).max(cur);
             q.schedule(at, Event::Irq { qp: qpi });
         } else {
             self.driver.qps[qpi as usize].irq_armed = false;
@@ -380,7 +275,7 @@ impl Host {
     /// takes the admin queue's interrupt): build the SQE and ring the admin
     /// doorbell, at the cost of an I/O submission in the driver.
     pub fn admin_submit(&mut self, now: Ns, cmd: u32, q: &mut Queue) {
-        let ns = self.costs.nvme_queue_rq_ns + self.costs.doorbell_mmio_ns;
+        let ns = self.env.costs.nvme_queue_rq_ns + self.env.costs.doorbell_mmio_ns;
         let (begin, end) = self.busy_cpu(0, now, ns);
         self.driver.admin_cmds[cmd as usize].submitted_ns = begin;
         self.driver.admin_sq.push_back(cmd);
@@ -405,7 +300,7 @@ impl Host {
         h.held.insert(r, slot);
         h.commands += 1;
         h.bytes += len;
-        let c = &self.costs;
+        let c = &self.env.costs;
         cur += c.hmb_fill_ns;
         if ddir == Ddir::Write {
             cur += crate::sim::transfer_ns(len, c.memcpy_bytes_per_s);
@@ -427,7 +322,7 @@ impl Host {
             let req = self.reqs.get(r);
             (u64::from(req.dev_len), req.io.ddir)
         };
-        let c = &self.costs;
+        let c = &self.env.costs;
         let mut ns = c.irq_entry_ns + c.cqe_handle_ns;
         if ddir == Ddir::Read {
             ns += crate::sim::transfer_ns(len, c.memcpy_bytes_per_s);

@@ -47,7 +47,7 @@ impl Host {
             self.cores[iw as usize].iowaiters -= 1;
         }
         let begin = cur;
-        let c = self.costs.clone();
+        let c = self.env.costs.clone();
         if woke_from_sleep {
             cur += c.context_switch_ns;
             self.threads[ti].sys_ns += c.context_switch_ns;
@@ -469,10 +469,10 @@ impl Host {
         let io = self.reqs.get(r).io;
         if self.threads[t as usize].vcpu != NO_VCPU {
             vms.guest_submit(cur, cpu, t, r, self, q).map_err(|at| (at, r))
-        } else if io.ddir != Ddir::Trim && u64::from(io.len) > self.block.max_rq_bytes {
+        } else if let Some(parts) = self.block.split_parts(&io) {
             // blk_queue_split: the bio goes down as parts of at most
             // max_sectors_kb each, and completes when they all have.
-            self.reqs.get_mut(r).parts_left = u64::from(io.len).div_ceil(self.block.max_rq_bytes) as u32;
+            self.reqs.get_mut(r).parts_left = parts;
             self.threads[t as usize].split = Some((r, io.offset));
             self.submit_parts(cur, cpu, t, vms, q)
         } else {
@@ -498,7 +498,7 @@ impl Host {
         vms: &mut dyn Guests,
         q: &mut Queue,
     ) -> SyncIssue {
-        let c = self.costs.clone();
+        let c = self.env.costs.clone();
         let ti = t as usize;
         let vwc = self.driver.vwc;
         let th = &mut self.threads[ti];
@@ -615,7 +615,7 @@ impl Host {
         if asleep {
             // Wake-ups of a thread on another CPU go through an IPI.
             let ipi = if th.placement.cpu != irq_cpu {
-                self.costs.ipi_ns
+                self.env.costs.ipi_ns
             } else {
                 0
             };

@@ -5,7 +5,11 @@
 //! same CPU; a request that finds no free tag waits (the submitter sleeps in
 //! blk_mq_get_tag) until a completion frees one.
 
-use super::WaitPool;
+use super::request::Request;
+use super::{BlockLayer, WaitPool};
+use crate::host::queue_map::QueueMapTable;
+use crate::host::HostEnv;
+use crate::sim::Ns;
 
 /// A hardware dispatch queue and its tag set, shared by the CPUs mapped to it.
 #[derive(Debug, Clone)]
@@ -27,6 +31,43 @@ impl Hctx {
 /// `set->queue_depth = min(dev->q_depth, BLK_MQ_MAX_DEPTH) - 1`).
 pub fn nvme_tag_depth(driver_queue_depth: u32, max_queue_entries: u32) -> u32 {
     driver_queue_depth.min(max_queue_entries).saturating_sub(1).max(1)
+}
+
+impl BlockLayer {
+    /// blk-mq takes request `req`, holding its tag, on `cpu` at `cur`: it
+    /// accounts its start, inserts it into the CPU's software queue (ctx)
+    /// and runs the hctx, which splices the ctx's list before calling the
+    /// driver. Returns when the request reaches the driver.
+    #[inline]
+    pub(in crate::host) fn mq_insert(
+        &mut self,
+        mut cur: Ns,
+        cpu: u32,
+        req: &Request,
+        map: &QueueMapTable,
+        env: &HostEnv,
+    ) -> Ns {
+        // blk_mq_bio_to_request -> blk_account_io_start: the disk's
+        // in-flight counter and reference, from whichever CPU wrote
+        // them last (the 3.x kernels).
+        if let Some(l) = self.disk_stats.as_mut() {
+            cur = l.acquire(cur, cpu, 0, &env.lenv);
+        }
+        let c = &env.costs;
+        let ctx = if self.shared_ctx {
+            0
+        } else {
+            map.sw_queue(cpu, req.io.ddir, req.io.prio) as usize
+        };
+        cur = self.ctx_locks[ctx].acquire(cur, cpu, c.sw_queue_lock_hold_ns, &env.lenv);
+        cur += c.blk_mq_insert_ns;
+        // Mark the ctx pending in the hctx and run the hctx: its
+        // shared lines come from whichever CPU mapped to it wrote last.
+        cur = self.hctx_lines[req.hctx as usize].acquire(cur, cpu, 0, &env.lenv);
+        // Running the hctx splices the ctx's list under its lock
+        // again (flush_busy_ctxs) before calling the driver.
+        self.ctx_locks[ctx].acquire(cur, cpu, c.sw_queue_lock_hold_ns, &env.lenv)
+    }
 }
 
 #[cfg(test)]
