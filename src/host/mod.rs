@@ -29,7 +29,7 @@ pub use thread::{Thread, ThreadState};
 use crate::config::{BlockLayerKind, DeviceKind, HostCosts, MachineConfig, SwQueuesKind, UrgentPath};
 use crate::nvme::controller::HMB_IO_CMD;
 use crate::nvme::{Cqe, HostPort, Sqe};
-use crate::sim::{Event, Queue};
+use crate::sim::Queue;
 use crate::sim::{Ns, Slab};
 use crate::workload::fio::FioJobFile;
 use crate::workload::{Ddir, IoPrio};
@@ -48,7 +48,6 @@ pub struct Host {
     /// layer's and the driver's steps read.
     env: HostEnv,
     cores: Vec<Core>,
-    null_dev: bool,
     map: QueueMapTable,
     reqs: Slab<Request>,
     threads: Vec<Thread>,
@@ -163,7 +162,6 @@ impl Host {
                 numa,
             },
             cores,
-            null_dev,
             reqs: Slab::new(),
             threads,
             cpuidle,
@@ -205,6 +203,7 @@ impl Host {
                 max_rq_bytes,
             },
             driver: NvmeDriver {
+                null_blk: null_dev,
                 qps,
                 sq_locks: (0..nq)
                     .map(|i| Lock::with(format!("nvme sq{} lock", i + 1), spin, 0))
@@ -331,6 +330,15 @@ impl Host {
     pub fn cpu_start(&self, cpu: u32, now: Ns) -> Ns {
         now.max(self.cores[cpu as usize].busy_until)
     }
+    /// `ns` of work on `cpu` from `now` or when it is next free: (begin, end).
+    pub(super) fn busy_cpu(&mut self, cpu: u32, now: Ns, ns: Ns) -> (Ns, Ns) {
+        let begin = self.cpu_begin(cpu, now);
+        let core = &mut self.cores[cpu as usize];
+        core.busy_until = begin + ns;
+        core.busy_ns += ns;
+        (begin, begin + ns)
+    }
+
     /// `cpu` worked from `begin` to `end`.
     #[inline]
     pub fn cpu_done(&mut self, cpu: u32, begin: Ns, end: Ns) {
@@ -414,7 +422,7 @@ impl Host {
 impl HostPort for Host {
     #[inline]
     fn read_sqes(&mut self, now: Ns, sq: u32, n: u32, out: &mut Vec<Sqe>) {
-        self.driver.qps[sq as usize].fetch_sqes(now, n, out);
+        self.driver.fetch_sqes(now, sq, n, out);
     }
 
     fn admin_sqe(&self, i: usize) -> u32 {
@@ -430,18 +438,12 @@ impl HostPort for Host {
 
     fn hmb_command(&self, id: u32) -> Sqe {
         debug_assert!(id & HMB_IO_CMD == 0);
-        self.sqe(id)
+        NvmeDriver::build_sqe(id, self.reqs.get(id))
     }
 
     #[inline]
     fn cqe_arrived(&mut self, cq: u32, cqe: Cqe, q: &mut Queue) {
-        let msi = self.env.numa.interrupt_ns(self.driver.qps[cq as usize].irq_cpu);
-        let qp = &mut self.driver.qps[cq as usize];
-        qp.cq_pending.push(cqe);
-        if !qp.irq_armed {
-            qp.irq_armed = true;
-            q.schedule(cqe.at + msi, Event::Irq { qp: cq });
-        }
+        self.driver.cqe_arrived(cq, cqe, &self.env, q);
     }
 
     /// The buffer of a host job's request is on the node its thread started

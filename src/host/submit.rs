@@ -1,20 +1,20 @@
-//! The host's I/O path below the application: a bio enters the block layer
-//! (blk-mq's software and hardware queues and tags, the legacy request queue
-//! with its elevator and lock, or no block layer), is split at the largest
-//! request size, reaches the NVMe driver (SQE into the SQ under its lock, the
-//! doorbell), and comes back through the CQ's interrupt handler, which frees
-//! what the request held and completes its bios. The HMB urgent path's
-//! requester and the admin commands the host issues live here too.
+//! The host's I/O path below the application, as routing between the two
+//! layers that own its steps: a bio goes to the HMB requester or enters the
+//! block layer (`block/`: tags, the legacy request queue's merge, insert and
+//! request_fn dispatch, blk-mq's ctx insert and hctx run, splitting at the
+//! largest request size), reaches the driver (`nvme_driver.rs`: queue_rq
+//! writes the SQE under the SQ lock and rings the doorbell), and comes back
+//! through the driver's interrupt handler, after which the block layer frees
+//! what the request held and the host completes its bios and wakes their
+//! threads. The `Host` methods here only pass each layer its state and the
+//! CPU's time; the admin commands the host issues go through the driver too.
 
 use super::block::request::{NO_BIO, NO_VQ};
 use super::block::Entry;
+use super::nvme_driver::NvmeDriver;
 use super::{Guests, Host};
-use crate::config::{BlockLayerKind, IrqMode};
-use crate::nvme::controller::HMB_IO_CMD;
-use crate::nvme::Sqe;
-use crate::sim::Ns;
-use crate::sim::{Event, Queue};
-use crate::workload::Ddir;
+use crate::config::BlockLayerKind;
+use crate::sim::{Ns, Queue};
 
 impl Host {
     /// A host bio enters the stack: the urgent path if its priority class
@@ -28,13 +28,7 @@ impl Host {
         vms: &mut dyn Guests,
         q: &mut Queue,
     ) -> Result<Ns, Ns> {
-        let io = self.reqs.get(r).io;
-        // Trims have no data to stage; flushes and FUA writes have no place
-        // in an HMB I/O command (it carries no FUA bit).
-        let urgent = self.driver.hmb.enabled
-            && self.driver.hmb.is_urgent(io.prio)
-            && io.ddir != Ddir::Trim
-            && self.reqs.get(r).flags == 0;
+        let urgent = self.driver.hmb_takes(self.reqs.get(r));
         match urgent.then(|| self.hmb_submit(cur, r, q)).flatten() {
             Some(done) => Ok(done),
             None => self.submit_bio(cur, cpu, r, vms, q),
@@ -153,33 +147,15 @@ impl Host {
         cur
     }
 
-    /// The driver takes request `r` on `cpu` at `cur`: the null driver
-    /// completes it at once (in this call, or through the block softirq on
-    /// this CPU); the NVMe driver builds the SQE, copies it into the SQ under
-    /// the SQ lock and rings the doorbell. Returns when the CPU is done.
-    fn driver_submit(&mut self, mut cur: Ns, cpu: u32, r: u32, vms: &mut dyn Guests, q: &mut Queue) -> Ns {
-        let c = &self.env.costs;
-        if self.null_dev {
-            cur += c.null_queue_rq_ns;
-            if self.driver.irqmode == IrqMode::Softirq {
-                cur += c.softirq_complete_ns;
-            }
-            return self.host_complete(cur, cpu, r, vms, q);
+    /// The driver takes request `r` on `cpu` at `cur`: null_blk completes it
+    /// at once; the NVMe driver queues it to its SQ and rings the doorbell.
+    /// Returns when the CPU is done.
+    fn driver_submit(&mut self, cur: Ns, cpu: u32, r: u32, vms: &mut dyn Guests, q: &mut Queue) -> Ns {
+        if self.driver.null_blk {
+            let done = self.driver.null_queue_rq(cur, &self.env);
+            return self.host_complete(done, cpu, r, vms, q);
         }
-        let hctx = self.reqs.get(r).hctx;
-        cur += c.nvme_queue_rq_ns;
-        cur = self.driver.sq_locks[hctx as usize].acquire(cur, cpu, c.sq_lock_hold_ns, &self.env.lenv);
-        // The SQE's line is owned from the rings' node; the doorbell's
-        // barrier waits for it.
-        cur += self.env.numa.ring_access_ns(cpu);
-        let sqe = self.sqe(r);
-        self.driver.qps[hctx as usize].write_sqe(cur, sqe);
-        self.driver.qps[hctx as usize].push_sqes(cur, 1);
-        self.driver.qps[hctx as usize].doorbells += 1;
-        cur += self.env.costs.doorbell_mmio_ns;
-        let posted = self.driver.posted_ns + self.env.numa.mmio_ns(cpu);
-        q.schedule(cur + posted, Event::SqDoorbell { sq: hctx, n: 1 });
-        cur
+        self.driver.queue_rq(cur, cpu, r, self.reqs.get(r), &self.env, q)
     }
 
     /// The host side of a completion, on `cpu` from `cur`: free what the
@@ -225,132 +201,46 @@ impl Host {
         cur
     }
 
-    /// The interrupt of queue pair `qp` runs: handle every visible CQE.
-    pub fn irq(&mut self, now: Ns, qpi: u32, vms: &mut dyn Guests, q: &mut Queue) {
-        let c = self.env.costs.clone();
-        let cpu = self.driver.qps[qpi as usize].irq_cpu;
-        let mut cur = self.cpu_begin(cpu, now);
-        let begin = cur;
-        cur += c.irq_entry_ns;
-        self.driver.qps[qpi as usize].interrupts += 1;
-        let mut pending = std::mem::take(&mut self.driver.qps[qpi as usize].cq_pending);
-        let mut handled = 0;
-        // The handler keeps reaping while CQEs are visible (their post reached the host).
-        while handled < pending.len() {
-            let cqe = pending[handled];
-            if cqe.at > cur {
-                break;
-            }
-            handled += 1;
-            cur += c.cqe_handle_ns + self.env.numa.ring_access_ns(cpu);
-            // The CQE names its SQ (SQ Identifier): that SQ's head moves.
-            self.driver.qps[cqe.sq as usize].saw_sq_head(cur, cqe.sq_head);
-            self.driver.qps[cqe.sq as usize].sq_completions += 1;
-            self.driver.qps[qpi as usize].completions += 1;
-            cur = self.host_complete(cur, cpu, cqe.cid, vms, q);
-        }
-        pending.drain(..handled);
-        // CQEs still in flight raise the next interrupt when they land.
-        if let Some(next) = pending.first() {
-            let at = (next.at + self.env.numa.interrupt_ns(cpu)).max(cur);
-            q.schedule(at, Event::Irq { qp: qpi });
-        } else {
-            self.driver.qps[qpi as usize].irq_armed = false;
-        }
-        self.driver.qps[qpi as usize].cq_pending = pending;
-        self.cores[cpu as usize].busy_until = cur;
-        self.cores[cpu as usize].busy_ns += cur - begin;
-    }
-
-    /// `ns` of work on `cpu` from `now` or when it is next free: (begin, end).
-    pub(super) fn busy_cpu(&mut self, cpu: u32, now: Ns, ns: Ns) -> (Ns, Ns) {
+    /// The interrupt of queue pair `qp` runs on its CPU: the driver's
+    /// handler reaps every visible CQE, and each request completes.
+    pub fn irq(&mut self, now: Ns, qp: u32, vms: &mut dyn Guests, q: &mut Queue) {
+        let cpu = self.driver.irq_cpu(qp);
         let begin = self.cpu_begin(cpu, now);
-        let core = &mut self.cores[cpu as usize];
-        core.busy_until = begin + ns;
-        core.busy_ns += ns;
-        (begin, begin + ns)
+        let mut cur = begin + self.env.costs.irq_entry_ns;
+        let mut reap = self.driver.irq_enter(qp);
+        while let Some(r) = self.driver.reap_cqe(&mut reap, &mut cur, &self.env) {
+            cur = self.host_complete(cur, cpu, r, vms, q);
+        }
+        self.driver.irq_exit(reap, cur, &self.env, q);
+        self.cpu_done(cpu, begin, cur);
     }
 
     /// The host issues a Set Features (Arbitration) on CPU 0 (where Linux
-    /// takes the admin queue's interrupt): build the SQE and ring the admin
-    /// doorbell, at the cost of an I/O submission in the driver.
+    /// takes the admin queue's interrupt): the driver builds the SQE and
+    /// rings the admin doorbell.
     pub fn admin_submit(&mut self, now: Ns, cmd: u32, q: &mut Queue) {
-        let ns = self.env.costs.nvme_queue_rq_ns + self.env.costs.doorbell_mmio_ns;
+        let ns = NvmeDriver::admin_submit_ns(&self.env);
         let (begin, end) = self.busy_cpu(0, now, ns);
-        self.driver.admin_cmds[cmd as usize].submitted_ns = begin;
-        self.driver.admin_sq.push_back(cmd);
-        let posted = self.driver.posted_ns;
-        q.schedule(end + posted, Event::AdminDoorbell);
+        self.driver.admin_submit(cmd, begin, end, q);
     }
 
-    /// The requester: an urgent bio goes around the block layer's queues.
-    /// The host fills its HMB metadata entry (and, for a write, copies the
-    /// data into the HMB data area) and sends an HMB I/O command on the admin
-    /// SQ. Returns None when the HMB has no room (the caller takes the normal path).
-    fn hmb_submit(&mut self, mut cur: Ns, r: u32, q: &mut Queue) -> Option<Ns> {
-        let (len, ddir) = {
-            let req = self.reqs.get(r);
-            (u64::from(req.dev_len), req.io.ddir)
-        };
-        let h = &mut self.driver.hmb;
-        let Some(slot) = h.space.as_mut().and_then(|s| s.alloc(len)) else {
-            h.fallbacks += 1;
-            return None;
-        };
-        h.held.insert(r, slot);
-        h.commands += 1;
-        h.bytes += len;
-        let c = &self.env.costs;
-        cur += c.hmb_fill_ns;
-        if ddir == Ddir::Write {
-            cur += crate::sim::transfer_ns(len, c.memcpy_bytes_per_s);
-        }
-        cur += c.nvme_queue_rq_ns + c.doorbell_mmio_ns;
-        let req = self.reqs.get_mut(r);
-        req.hmb = true;
-        self.set_submitted(r, cur);
-        self.driver.admin_sq.push_back(r | HMB_IO_CMD);
-        let posted = self.driver.posted_ns;
-        q.schedule(cur + posted, Event::AdminDoorbell);
-        Some(cur)
+    /// The requester: an urgent bio goes around the block layer's queues,
+    /// through the HMB and the admin SQ (`NvmeDriver::hmb_submit`). Returns
+    /// None when the HMB has no room (the caller takes the normal path).
+    fn hmb_submit(&mut self, cur: Ns, r: u32, q: &mut Queue) -> Option<Ns> {
+        let done = self.driver.hmb_submit(cur, r, self.reqs.get(r), &self.env, q)?;
+        self.reqs.get_mut(r).hmb = true;
+        self.set_submitted(r, done);
+        Some(done)
     }
 
-    /// The admin CQ's interrupt (CPU 0) for an HMB I/O: copy read data from
-    /// the HMB into the request's pages, free its HMB space, complete it.
+    /// The admin CQ's interrupt (CPU 0) for an HMB I/O: the driver's
+    /// handler copies read data out of the HMB and frees its space, and the
+    /// request completes, in one stretch on CPU 0.
     pub fn hmb_irq(&mut self, now: Ns, r: u32, vms: &mut dyn Guests, q: &mut Queue) {
-        let (len, ddir) = {
-            let req = self.reqs.get(r);
-            (u64::from(req.dev_len), req.io.ddir)
-        };
-        let c = &self.env.costs;
-        let mut ns = c.irq_entry_ns + c.cqe_handle_ns;
-        if ddir == Ddir::Read {
-            ns += crate::sim::transfer_ns(len, c.memcpy_bytes_per_s);
-        }
-        if let Some((entry, off, l)) = self.driver.hmb.held.remove(&r) {
-            if let Some(s) = self.driver.hmb.space.as_mut() {
-                s.free(entry, off, l);
-            }
-        }
-        // CPU 0 runs the handler, the copy and the completion in one stretch.
+        let ns = self.driver.hmb_complete(r, self.reqs.get(r), &self.env);
         let begin = self.cpu_begin(0, now);
         let done = self.host_complete(begin + ns, 0, r, vms, q);
-        let core = &mut self.cores[0];
-        core.busy_until = done;
-        core.busy_ns += done - begin;
-    }
-
-    /// The SQE the driver builds for request `r` (the whole merged range).
-    #[inline]
-    pub(super) fn sqe(&self, r: u32) -> Sqe {
-        let req = self.reqs.get(r);
-        Sqe {
-            cid: r,
-            op: req.io.ddir,
-            offset: req.dev_offset,
-            len: req.dev_len,
-            prio: req.io.prio,
-            flags: req.flags,
-        }
+        self.cpu_done(0, begin, done);
     }
 }
