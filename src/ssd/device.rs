@@ -155,7 +155,8 @@ impl Ssd {
             Some(r) => Some(ReadAhead::new(r, c.mapping_unit_bytes as u64)?),
             None => None,
         };
-        let mut ftl = Ftl::new(geom.clone(), logical_pages as u32, n.pages_per_program, verify);
+        let mut ftl = Ftl::new(geom.clone(), logical_pages as u32, n.pages_per_program, verify)
+            .map_err(|e| format!("the FTL's maps of {logical_pages} logical and {phys} physical mapping units: {e}"))?;
         ftl.set_victim_policy(c.gc.victim_policy);
         let dies = (geom.channels * geom.dies_per_channel) as usize;
         let program_slots = ftl.slots_per_die_program();

@@ -188,8 +188,9 @@ pub struct Ftl {
 
 impl Ftl {
     /// An empty (all free, unmapped) drive. Panics on an inconsistent
-    /// geometry: the caller validates user-facing configs first.
-    pub fn new(geom: FlashGeometry, logical_pages: u32, pages_per_program: u32, verify: bool) -> Self {
+    /// geometry: the caller validates user-facing configs first. An error
+    /// when the maps cannot be allocated.
+    pub fn new(geom: FlashGeometry, logical_pages: u32, pages_per_program: u32, verify: bool) -> Result<Self, String> {
         let g = &geom;
         assert!(
             g.channels > 0
@@ -257,25 +258,25 @@ impl Ftl {
             lazy: None,
             victims: victim::Victims::default(),
         };
-        f.reset(true);
-        f
+        f.reset(true)?;
+        Ok(f)
     }
 
     /// Back to an empty drive (maps freshly allocated, so untouched memory
     /// stays lazily zeroed). Erase counts are kept. `huge`: the maps may
     /// use huge pages (see [`use_huge_pages`]).
-    fn reset(&mut self, huge: bool) {
+    fn reset(&mut self, huge: bool) -> Result<(), String> {
         // Free the old maps before allocating the new ones, so peak memory
         // does not double.
         self.l2p = Vec::new();
         self.p2l = Vec::new();
         self.written = Vec::new();
         self.stored = Vec::new();
-        self.l2p = huge_zeroed(self.logical_pages as usize, huge);
-        self.p2l = huge_zeroed(self.total_slots as usize, huge);
+        self.l2p = huge_zeroed(self.logical_pages as usize, huge)?;
+        self.p2l = huge_zeroed(self.total_slots as usize, huge)?;
         if self.verify {
-            self.written = huge_zeroed(self.logical_pages as usize, huge);
-            self.stored = huge_zeroed(self.total_slots as usize, huge);
+            self.written = huge_zeroed(self.logical_pages as usize, huge)?;
+            self.stored = huge_zeroed(self.total_slots as usize, huge)?;
         }
         let nb = self.total_blocks as usize;
         let nplanes = (self.dies * self.planes) as usize;
@@ -302,6 +303,7 @@ impl Ftl {
         self.model = None;
         self.lazy = None;
         self.victims.reset();
+        Ok(())
     }
 
     // ---- geometry -------------------------------------------------------

@@ -487,3 +487,54 @@ fn per_io_logs_are_estimated_and_spill_nothing_behind() {
         &["more than --max-log-size 1 MiB"],
     );
 }
+
+/// A large but valid geometry (the PM1725a with 16 dies per channel: 8 GB
+/// of maps, of which a short run touches a few MB) under an address-space
+/// limit: a failed allocation of the maps is an error that names their
+/// size, never an abort; in a sweep it fails that run alone, and the table
+/// is still written.
+#[test]
+fn maps_refused_by_the_allocator_are_an_error_not_an_abort() {
+    if !Path::new("/bin/sh").exists() {
+        return;
+    }
+    let d = tmp("maps");
+    let r = write(&d, "r.fio", READ);
+    let cfg = write(
+        &d,
+        "big.toml",
+        "[device]\nextends = \"samsung-pm1725a\"\n[device.ssd.nand]\ndies_per_channel = 16\n",
+    );
+    let limited = |args: &str| {
+        Command::new("/bin/sh")
+            .arg("-c")
+            .arg(format!("ulimit -v 3000000 && exec \"$0\" {args}"))
+            .arg(env!("CARGO_BIN_EXE_nvmesim"))
+            .current_dir(&d)
+            .output()
+            .unwrap()
+    };
+    let o = limited(&format!("run --precondition none --config {cfg} {r}"));
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("cannot allocate a map of 2017198080 entries (8.07 GB)") && !e.contains("panicked"),
+        "{e}"
+    );
+    let sw = write(
+        &d,
+        "s.toml",
+        &format!(
+            "job = \"{r}\"\ndevice = \"samsung-pm1725a\"\nprecondition = \"none\"\n\
+[set]\n\"device.ssd.user_capacity_bytes\" = 100000000000\n\
+[vary]\n\"device.ssd.nand.dies_per_channel\" = [2, 16]\n"
+        ),
+    );
+    let o = limited(&format!("sweep {sw} --out out --jobs 1 -q"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(d.join("out/results.csv")).unwrap();
+    assert!(
+        csv.contains(",2,0,ok,") && csv.contains(",16,0,failed,the FTL's maps"),
+        "{csv}"
+    );
+}

@@ -21,8 +21,13 @@ pub fn use_huge_pages(on: bool) {
 /// TLB misses of every lookup. Still lazily zeroed: untouched 2 MiB regions
 /// take no memory. `NVMESIM_NO_HUGEPAGES` in the environment turns it off,
 /// and so does `huge` false.
-pub(super) fn huge_zeroed(n: usize, huge: bool) -> Vec<u32> {
-    let v = vec![0u32; n];
+///
+/// A failed allocation is an error naming the size, never an abort: the
+/// maps are sized by the geometry, and a large one (a drive of many dies)
+/// may exceed an address-space limit (`ulimit -v`) though the run touches
+/// little of it.
+pub(super) fn huge_zeroed(n: usize, huge: bool) -> Result<Vec<u32>, String> {
+    let v = zeroed(n)?;
     #[cfg(target_os = "linux")]
     if huge
         && HUGE_PAGES.load(std::sync::atomic::Ordering::Relaxed)
@@ -41,5 +46,30 @@ pub(super) fn huge_zeroed(n: usize, huge: bool) -> Vec<u32> {
             }
         }
     }
-    v
+    Ok(v)
+}
+
+/// `vec![0u32; n]`, or an error if the allocator refuses it.
+fn zeroed(n: usize) -> Result<Vec<u32>, String> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let refused = || {
+        format!(
+            "cannot allocate a map of {n} entries ({:.2} GB); the process's address space may be limited (ulimit -v)",
+            n as f64 * 4.0 / 1e9
+        )
+    };
+    let layout = std::alloc::Layout::array::<u32>(n).map_err(|_| refused())?;
+    // SAFETY: `layout` has a nonzero size (n > 0). A non-null result is a
+    // zeroed block of `n` u32s (all-zero bytes are a valid u32) from the
+    // global allocator with this very layout, which is what
+    // `Vec::from_raw_parts` requires, with length and capacity `n`.
+    unsafe {
+        let p = std::alloc::alloc_zeroed(layout) as *mut u32;
+        if p.is_null() {
+            return Err(refused());
+        }
+        Ok(Vec::from_raw_parts(p, n, n))
+    }
 }

@@ -354,7 +354,8 @@ impl Ftl {
     /// model and the order in which the fill visits the blocks. `lazy`: the
     /// maps will be built on first touch (no huge pages for them).
     fn steady_state_blocks(&mut self, reserve_free_blocks: u32, lazy: bool) -> (SteadyStateModel, Walk) {
-        self.reset(!lazy);
+        self.reset(!lazy)
+            .expect("the maps had these sizes when the drive was built and were freed just before");
         let (np, spb, bpp) = (self.planes, self.slots_per_block, self.bpp);
         let reserve_per_plane = reserve_free_blocks.div_ceil(np);
         assert!(

@@ -142,7 +142,8 @@ impl Ftl {
     /// state; each piece of `l2p` / `p2l` is filled when first looked at,
     /// with exactly the values [`Ftl::precondition_sequential_eager`] writes.
     pub fn precondition_sequential(&mut self, fraction: f64) {
-        self.reset(false);
+        self.reset(false)
+            .expect("the maps had these sizes when the drive was built and were freed just before");
         let layout = self.sequential_layout(fraction);
         for b in 0..self.total_blocks {
             self.valid[b as usize] = layout.valid_of(b);
@@ -160,7 +161,8 @@ impl Ftl {
     /// filled at once, in one sequential pass: the reference the lazy build
     /// is checked against. O(lpns) time and memory.
     pub fn precondition_sequential_eager(&mut self, fraction: f64) {
-        self.reset(true);
+        self.reset(true)
+            .expect("the maps had these sizes when the drive was built and were freed just before");
         let layout = self.sequential_layout(fraction);
         let n = layout.n as u64;
         let unit = self.slots_per_die_program() as u64;

@@ -81,7 +81,7 @@ fn random_overwrites(ftl: &mut Ftl, rng: &mut Rng, writes: u64, threshold: u32, 
 #[test]
 fn numbering_is_channel_first_and_cheap() {
     let g = small_geom();
-    let ftl = Ftl::new(g.clone(), 300, 1, false);
+    let ftl = Ftl::new(g.clone(), 300, 1, false).unwrap();
     let spb = g.slots_per_block();
     assert_eq!(ftl.channel_of_die(0), 0);
     assert_eq!(ftl.channel_of_die(1), 1);
@@ -95,12 +95,12 @@ fn numbering_is_channel_first_and_cheap() {
     assert_eq!(ftl.die_of_block(blk), 1);
     assert_eq!(ftl.plane_of_block(blk), 1);
     assert_eq!(ftl.slots_per_die_program(), 8);
-    assert_eq!(Ftl::new(g, 300, 2, false).slots_per_die_program(), 16);
+    assert_eq!(Ftl::new(g, 300, 2, false).unwrap().slots_per_die_program(), 16);
 }
 
 #[test]
 fn write_places_unit_over_planes_and_pads_short_units() {
-    let mut ftl = Ftl::new(small_geom(), 300, 2, true);
+    let mut ftl = Ftl::new(small_geom(), 300, 2, true).unwrap();
     for l in 0..16 {
         ftl.note_host_write(l);
     }
@@ -135,7 +135,7 @@ fn invariants_hold_under_random_operations() {
     for ppp in [1, 2] {
         let g = small_geom();
         let l = 700;
-        let mut ftl = Ftl::new(g.clone(), l, ppp, true);
+        let mut ftl = Ftl::new(g.clone(), l, ppp, true).unwrap();
         let mut rng = Rng::new(7, "ftl-test", ppp as u64);
         let unit = ftl.slots_per_die_program() as u64;
         let mut scratch = Vec::new();
@@ -205,7 +205,7 @@ fn invariants_hold_under_random_operations() {
 #[test]
 #[should_panic(expected = "with valid data")]
 fn erase_with_valid_data_panics() {
-    let mut ftl = Ftl::new(small_geom(), 300, 1, false);
+    let mut ftl = Ftl::new(small_geom(), 300, 1, false).unwrap();
     ftl.write_user(0, &[1, 2, 3]);
     let p1 = ftl.lookup(1).unwrap();
     let b = ftl.block_of(p1);
@@ -221,7 +221,7 @@ fn gc_run_keeps_data_and_matches_fifo_write_amplification() {
     // Data region: all blocks but the free reserve and about one stripe of open blocks per die.
     let s_eff = dies * (g.planes_per_die * g.blocks_per_plane - threshold - g.planes_per_die) as f64 * spb;
     let l = (s_eff / 1.15) as u32;
-    let mut ftl = Ftl::new(g, l, 1, true);
+    let mut ftl = Ftl::new(g, l, 1, true).unwrap();
     ftl.precondition_sequential(1.0);
     ftl.check_invariants().unwrap();
     let mut rng = Rng::new(11, "ftl-gc-test", 0);
@@ -255,7 +255,7 @@ fn fifo_formula_matches_known_points() {
 #[test]
 fn sequential_precondition_stripes_and_fills_blocks() {
     let g = small_geom();
-    let mut ftl = Ftl::new(g.clone(), 700, 2, false);
+    let mut ftl = Ftl::new(g.clone(), 700, 2, false).unwrap();
     ftl.precondition_sequential(1.0);
     ftl.check_invariants().unwrap();
     let unit = ftl.slots_per_die_program();
@@ -286,7 +286,7 @@ fn sequential_precondition_stripes_and_fills_blocks() {
 fn steady_state_precondition_is_consistent_and_deterministic() {
     let g = gc_geom();
     let l = 100_000;
-    let mut a = Ftl::new(g.clone(), l, 1, true);
+    let mut a = Ftl::new(g.clone(), l, 1, true).unwrap();
     let m = a.precondition_steady_state(3, 7);
     a.check_invariants().unwrap();
     assert_eq!(m.free_blocks_per_die, 8);
@@ -307,7 +307,7 @@ fn steady_state_precondition_is_consistent_and_deterministic() {
         per_die[a.die_of(p) as usize] += 1;
     }
     assert!(per_die.iter().all(|&n| n > 100), "{per_die:?}");
-    let mut b = Ftl::new(g, l, 1, false);
+    let mut b = Ftl::new(g, l, 1, false).unwrap();
     b.precondition_steady_state(3, 7);
     b.materialize_all();
     assert!(a.l2p == b.l2p && a.p2l == b.p2l && a.valid == b.valid);
@@ -328,7 +328,7 @@ fn steady_state_precondition_gives_steady_write_amplification_at_once() {
         let reserve = threshold + planes;
         let data_blocks = g.dies() * (planes * g.blocks_per_plane - reserve);
         let l = (data_blocks as f64 * g.slots_per_block() as f64 / spare) as u32;
-        let mut ftl = Ftl::new(g.clone(), l, 1, true);
+        let mut ftl = Ftl::new(g.clone(), l, 1, true).unwrap();
         let m = ftl.precondition_steady_state(5, reserve);
         let mut rng = Rng::new(12, "ftl-ss-test", 0);
         let (host, gc, _) = random_overwrites(&mut ftl, &mut rng, l as u64 / 2, threshold, true);
@@ -361,7 +361,7 @@ fn precondition_a_1600_gb_drive() {
     };
     let l = (1_600_000_000_000u64 / 4096) as u32;
     let t = std::time::Instant::now();
-    let mut ftl = Ftl::new(g.clone(), l, 3, false);
+    let mut ftl = Ftl::new(g.clone(), l, 3, false).unwrap();
     let m = ftl.precondition_steady_state(1, 16);
     let steady = t.elapsed();
     let total: u64 = (0..ftl.total_blocks).map(|b| ftl.valid_slots(b) as u64).sum();
@@ -441,16 +441,16 @@ fn lazy_steady_state_equals_eager() {
         (tlc_geom(), 3, 250_001, 8, 9),
         (small_geom(), 2, 301, 4, 1),
     ] {
-        let mut eager = Ftl::new(g.clone(), l, ppp, true);
+        let mut eager = Ftl::new(g.clone(), l, ppp, true).unwrap();
         let me = eager.precondition_steady_state_eager(seed, reserve);
         eager.check_invariants().unwrap();
-        let mut lazy = Ftl::new(g.clone(), l, ppp, true);
+        let mut lazy = Ftl::new(g.clone(), l, ppp, true).unwrap();
         assert_eq!(lazy.precondition_steady_state(seed, reserve), me);
         assert!(lazy.is_lazy());
         assert!(lazy.l2p.iter().chain(&lazy.p2l).all(|&x| x == 0), "maps built up front");
 
         // Built whole without any operation: the eager maps.
-        let mut whole = Ftl::new(g.clone(), l, ppp, true);
+        let mut whole = Ftl::new(g.clone(), l, ppp, true).unwrap();
         whole.precondition_steady_state(seed, reserve);
         whole.materialize_all();
         assert!(!whole.is_lazy());
@@ -496,10 +496,10 @@ fn lazy_sequential_equals_eager() {
         (small_geom(), 2, 301, 1.0, 1),
         (small_geom(), 2, 301, 0.37, 2),
     ] {
-        let mut eager = Ftl::new(g.clone(), l, ppp, true);
+        let mut eager = Ftl::new(g.clone(), l, ppp, true).unwrap();
         eager.precondition_sequential_eager(fraction);
         eager.check_invariants().unwrap();
-        let mut lazy = Ftl::new(g.clone(), l, ppp, true);
+        let mut lazy = Ftl::new(g.clone(), l, ppp, true).unwrap();
         lazy.precondition_sequential(fraction);
         assert!(lazy.is_lazy());
         assert!(lazy.l2p.iter().chain(&lazy.p2l).all(|&x| x == 0), "maps built up front");
@@ -507,7 +507,7 @@ fn lazy_sequential_equals_eager() {
         assert_eq!(n, (fraction * l as f64).round() as u32);
 
         // Built whole without any operation: the eager maps.
-        let mut whole = Ftl::new(g.clone(), l, ppp, true);
+        let mut whole = Ftl::new(g.clone(), l, ppp, true).unwrap();
         whole.precondition_sequential(fraction);
         whole.materialize_all();
         assert!(!whole.is_lazy());
@@ -588,7 +588,7 @@ fn sequential_layout_inverts() {
         (small_geom(), 2, 301, 1.0),
         (gc_geom(), 2, 100_003, 0.5),
     ] {
-        let mut eager = Ftl::new(g.clone(), l, ppp, false);
+        let mut eager = Ftl::new(g.clone(), l, ppp, false).unwrap();
         eager.precondition_sequential_eager(fraction);
         let s = eager.sequential_layout(fraction);
         for lpn in 0..s.n {
