@@ -8,7 +8,7 @@
 //! bytes, text never does), at a line longer than the limit, or when the
 //! total passes the limit.
 
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 /// Bounds for one kind of input.
@@ -103,6 +103,97 @@ pub fn read_bounded(mut r: impl Read, name: &str, lim: Limits) -> Result<Vec<u8>
     Ok(out)
 }
 
+/// The lines of a text read within `lim` one at a time, never the whole
+/// text: each with its 0-based index, split as `str::lines` splits them
+/// (at `\n`, a `\r` before it dropped, no empty last line), bytes that are
+/// not UTF-8 replaced with U+FFFD. Only the current line is held, so memory
+/// does not grow with the file. The first failure (a read error, a NUL
+/// byte, a line over the limit, more bytes than the limit) ends the lines;
+/// it is then in [`Lines::error`], to be checked once the reader is done.
+pub struct Lines<R> {
+    r: BufReader<R>,
+    name: String,
+    lim: Limits,
+    index: usize,
+    bytes: u64,
+    buf: Vec<u8>,
+    /// Why the lines ended early (`NAME: message`), if they did.
+    pub error: Option<String>,
+}
+
+impl<R: Read> Lines<R> {
+    /// The lines of `r`; `name` names it in errors.
+    pub fn new(r: R, name: &str, lim: Limits) -> Self {
+        Lines {
+            r: BufReader::with_capacity(64 << 10, r),
+            name: name.to_string(),
+            lim,
+            index: 0,
+            bytes: 0,
+            buf: Vec::new(),
+            error: None,
+        }
+    }
+
+    fn fail(&mut self, msg: String) -> Option<(usize, String)> {
+        self.error = Some(msg);
+        None
+    }
+}
+
+impl<R: Read> Iterator for Lines<R> {
+    type Item = (usize, String);
+
+    fn next(&mut self) -> Option<(usize, String)> {
+        if self.error.is_some() {
+            return None;
+        }
+        self.buf.clear();
+        // At most one byte past the longest line (and its \n): enough to see
+        // that a line is too long without holding it.
+        let cap = self.lim.max_line as u64 + 2;
+        let n = match (&mut self.r).take(cap).read_until(b'\n', &mut self.buf) {
+            Ok(0) => return None,
+            Ok(n) => n,
+            Err(e) => return self.fail(format!("{}: {e}", self.name)),
+        };
+        if let Some(i) = self.buf.iter().position(|&b| b == 0) {
+            let at = self.bytes + i as u64;
+            return self.fail(format!(
+                "{}: binary data (a NUL byte at offset {at}): not a {} (text)",
+                self.name, self.lim.what
+            ));
+        }
+        self.bytes += n as u64;
+        let text = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
+        if text.len() > self.lim.max_line {
+            return self.fail(format!(
+                "{}:{}: a line longer than {} bytes: too long for a {} (nvmesim's limit)",
+                self.name,
+                self.index + 1,
+                self.lim.max_line,
+                self.lim.what
+            ));
+        }
+        if self.bytes > self.lim.max_bytes {
+            return self.fail(format!(
+                "{}: larger than {} MiB: too large for a {} (nvmesim's limit)",
+                self.name,
+                self.lim.max_bytes >> 20,
+                self.lim.what
+            ));
+        }
+        let text = if self.buf.ends_with(b"\n") {
+            text.strip_suffix(b"\r").unwrap_or(text)
+        } else {
+            text
+        };
+        let line = String::from_utf8_lossy(text).into_owned();
+        self.index += 1;
+        Some((self.index - 1, line))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +220,32 @@ mod tests {
         );
         let ok = read_bounded(&b"[a]\nrw=read\n"[..], "a.fio", JOB).unwrap();
         assert_eq!(ok, b"[a]\nrw=read\n");
+    }
+
+    #[test]
+    fn lines_split_as_str_lines_and_stop_at_the_bounds() {
+        let lim = Limits {
+            what: "trace",
+            max_bytes: 64,
+            max_line: 8,
+        };
+        let bytes: &[u8] = b"a\r\nbb\n\n\xff c\r";
+        let got: Vec<(usize, String)> = Lines::new(bytes, "t", lim).collect();
+        let want: Vec<(usize, String)> = String::from_utf8_lossy(bytes)
+            .lines()
+            .enumerate()
+            .map(|(i, l)| (i, l.to_string()))
+            .collect();
+        assert_eq!(got, want);
+        for (input, err) in [
+            (&b"ok\n123456789\n"[..], "t:2: a line longer than 8 bytes"),
+            (&b"ok\nx\0y\n"[..], "t: binary data (a NUL byte at offset 4)"),
+            (&[b'\n'; 100][..], "t: larger than 0 MiB"),
+        ] {
+            let mut l = Lines::new(input, "t", lim);
+            l.by_ref().for_each(drop);
+            let e = l.error.unwrap();
+            assert!(e.starts_with(err), "{e}");
+        }
     }
 }

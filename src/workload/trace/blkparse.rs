@@ -88,13 +88,24 @@ impl BlkAction {
 /// nanoseconds since the earliest kept event; `file` only names the input in
 /// errors.
 pub fn parse_blkparse(text: &str, file: &str, action: BlkAction) -> Result<Vec<TraceRecord>, TraceError> {
+    parse_blkparse_lines(text.lines().enumerate(), file, action)
+}
+
+/// As [`parse_blkparse`], from numbered lines (0-based, as `str::lines().enumerate()`
+/// gives them), so that a file is parsed as it is read.
+pub fn parse_blkparse_lines<S: AsRef<str>>(
+    input: impl Iterator<Item = (usize, S)>,
+    file: &str,
+    action: BlkAction,
+) -> Result<Vec<TraceRecord>, TraceError> {
     let mut recs = Vec::new();
     let mut lines = Vec::new();
     // First non-blank, non-event line since the last event line: an error if
     // another event line follows, else the start of the trailing summary.
     let mut stray: Option<usize> = None;
     let mut seen_event = false;
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in input {
+        let line = line.as_ref();
         let lineno = i + 1;
         if line.trim().is_empty() {
             continue;

@@ -130,10 +130,20 @@ fn num<T: std::str::FromStr>(tok: &str, what: &str) -> Result<T, String> {
 /// Parses an nvmesim trace CSV (see the module docs). Times are nanoseconds
 /// since the earliest row; `file` only names the input in errors.
 pub fn parse_csv(text: &str, file: &str) -> Result<Vec<TraceRecord>, TraceError> {
+    parse_csv_lines(text.lines().enumerate(), file)
+}
+
+/// As [`parse_csv`], from numbered lines (0-based, as `str::lines().enumerate()`
+/// gives them), so that a file is parsed as it is read.
+pub fn parse_csv_lines<S: AsRef<str>>(
+    input: impl Iterator<Item = (usize, S)>,
+    file: &str,
+) -> Result<Vec<TraceRecord>, TraceError> {
     let mut cols: Option<Columns> = None;
     let mut recs = Vec::new();
     let mut lines = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in input {
+        let line = line.as_ref();
         let err = |m: String| TraceError::new(file, i + 1, m);
         if line.trim().is_empty() {
             continue;

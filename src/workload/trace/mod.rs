@@ -105,7 +105,11 @@ pub enum TraceFormat {
 /// is taken as blkparse output, keeping issue events
 /// (`Blkparse(BlkAction::Issue)`), whose parser then reports what is wrong.
 pub fn guess_format(text: &str) -> TraceFormat {
-    let first = text.lines().map(str::trim).find(|l| !l.is_empty());
+    guess_format_from(text.lines().map(str::trim).find(|l| !l.is_empty()))
+}
+
+/// [`guess_format`] from the first non-blank line, trimmed (`None`: none).
+fn guess_format_from(first: Option<&str>) -> TraceFormat {
     match first {
         Some(l) if csv::is_header(l) => TraceFormat::Csv,
         Some(l) => {
@@ -124,10 +128,19 @@ pub fn guess_format(text: &str) -> TraceFormat {
 /// the records by time; the sort is stable, so records with equal times keep
 /// their order in the file.
 pub fn parse(text: &str, file: &str, format: TraceFormat) -> Result<Vec<TraceRecord>, TraceError> {
+    parse_lines(text.lines().enumerate(), file, format)
+}
+
+/// As [`parse`], from numbered lines (0-based), as a file is read.
+fn parse_lines<S: AsRef<str>>(
+    input: impl Iterator<Item = (usize, S)>,
+    file: &str,
+    format: TraceFormat,
+) -> Result<Vec<TraceRecord>, TraceError> {
     let mut recs = match format {
-        TraceFormat::Blkparse(action) => parse_blkparse(text, file, action)?,
-        TraceFormat::Msr => parse_msr(text, file)?,
-        TraceFormat::Csv => parse_csv(text, file)?,
+        TraceFormat::Blkparse(action) => blkparse::parse_blkparse_lines(input, file, action)?,
+        TraceFormat::Msr => msr::parse_msr_lines(input, file)?,
+        TraceFormat::Csv => csv::parse_csv_lines(input, file)?,
     };
     recs.sort_by_key(|r| r.time_ns);
     Ok(recs)
@@ -137,87 +150,114 @@ pub fn parse(text: &str, file: &str, format: TraceFormat) -> Result<Vec<TraceRec
 /// `.zst`, and parsed in `format` (guessed by [`guess_format`] when `None`).
 /// Records are sorted by time (stable). Errors are `FILE:LINE: msg` for a bad
 /// line, `FILE: msg` for a file that cannot be read or decompressed.
+///
+/// The text is parsed as it is read (and decompressed), a line at a time:
+/// memory holds the records, never the text, so a trace near the 4 GiB
+/// text limit ([`crate::input::TRACE`]) needs only its records' memory.
+/// Bytes that are not UTF-8 (process names are arbitrary bytes to the
+/// kernel) are replaced with U+FFFD rather than rejected.
 pub fn load(path: &Path, format: Option<TraceFormat>) -> Result<Vec<TraceRecord>, String> {
     let name = path.display().to_string();
-    let text = read_text(path)?;
-    let format = format.unwrap_or_else(|| guess_format(&text));
-    let recs = parse(&text, &name, format).map_err(|e| e.to_string())?;
+    let mut lines = crate::input::Lines::new(open(path)?, &name, crate::input::TRACE);
+    // The first non-blank line guesses the format; every parser skips blank lines.
+    let first = lines.by_ref().find(|(_, l)| !l.trim().is_empty());
+    if let Some(e) = lines.error.take() {
+        return Err(e);
+    }
+    let empty = first.is_none();
+    let format = format.unwrap_or_else(|| guess_format_from(first.as_ref().map(|(_, l)| l.trim())));
+    let recs = parse_lines(first.into_iter().chain(&mut lines), &name, format);
+    // A read that failed ended the lines early: its error comes first.
+    if let Some(e) = lines.error.take() {
+        return Err(e);
+    }
+    let recs = recs.map_err(|e| e.to_string())?;
     if !recs.iter().any(|r| r.op != TraceOp::Flush) {
         return Err(format!(
             "{name}: the trace has no read, write or trim requests to replay{}",
-            if text.trim().is_empty() {
-                " (the file is empty)"
-            } else {
-                ""
-            }
+            if empty { " (the file is empty)" } else { "" }
         ));
     }
     Ok(recs)
 }
 
-/// The file's text, decompressed if its name ends in `.zst`. Bytes that are
-/// not UTF-8 (process names are arbitrary bytes to the kernel) are replaced
-/// with U+FFFD rather than rejected.
-pub fn read_text(path: &Path) -> Result<String, String> {
+/// A trace file's bytes: decoded as they are read when the name ends in
+/// `.zst`.
+fn open(path: &Path) -> Result<Box<dyn Read>, String> {
     let name = path.display();
-    let lim = crate::input::TRACE;
+    let f = std::fs::File::open(path).map_err(|e| format!("{name}: {e}"))?;
     let is_zst = path
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("zst"));
-    let bytes = if is_zst {
-        // Compressed data is binary: bound its size here, the text's as it is decoded.
-        let f = std::fs::File::open(path).map_err(|e| format!("{name}: {e}"))?;
-        let mut raw = Vec::new();
-        f.take(lim.max_bytes + 1)
-            .read_to_end(&mut raw)
-            .map_err(|e| format!("{name}: {e}"))?;
-        if raw.len() as u64 > lim.max_bytes {
-            return Err(format!(
-                "{name}: larger than {} MiB: too large for a trace (nvmesim's limit)",
-                lim.max_bytes >> 20
-            ));
-        }
-        decompress_zstd(&raw, &name.to_string(), lim.max_bytes)?
-    } else {
-        crate::input::read_file(path, lim)?
-    };
-    Ok(match String::from_utf8(bytes) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    })
+    if !is_zst {
+        return Ok(Box::new(f));
+    }
+    // Compressed data is binary: bound its size here, the text's as it is decoded.
+    let lim = crate::input::TRACE;
+    let mut raw = Vec::new();
+    f.take(lim.max_bytes + 1)
+        .read_to_end(&mut raw)
+        .map_err(|e| format!("{name}: {e}"))?;
+    if raw.len() as u64 > lim.max_bytes {
+        return Err(format!(
+            "{name}: larger than {} MiB: too large for a trace (nvmesim's limit)",
+            lim.max_bytes >> 20
+        ));
+    }
+    if raw.is_empty() {
+        return Err(format!("{name}: zstd: empty file, not a zstd stream"));
+    }
+    Ok(Box::new(ZstdFrames::new(raw)))
 }
 
-/// Decodes a whole zstd stream: every frame in turn (the format allows
-/// several, e.g. concatenated `.zst` files), skipping skippable frames, and
-/// checking each frame's content checksum when it carries one.
-///
-/// The decoded text is read through [`crate::input::read_bounded`] (the
-/// trace limits over all frames together), so a zstd bomb stops at the
-/// bound. Errors are `NAME: zstd: ...` or the bound's own message.
-fn decompress_zstd(mut data: &[u8], name: &str, max_bytes: u64) -> Result<Vec<u8>, String> {
-    use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
-    use ruzstd::decoding::StreamingDecoder;
-    let zerr = |e: String| format!("{name}: zstd: {e}");
-    if data.is_empty() {
-        return Err(zerr("empty file, not a zstd stream".to_string()));
+/// The compressed bytes, shared by [`ZstdFrames`] and the decoder of its
+/// current frame (which takes its reader by value and, on a failed frame
+/// header, does not give it back).
+#[derive(Clone)]
+struct Shared(std::rc::Rc<std::cell::RefCell<std::io::Cursor<Vec<u8>>>>);
+
+impl Read for Shared {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().read(buf)
     }
-    let mut out = Vec::new();
-    while !data.is_empty() {
-        match StreamingDecoder::new(&mut data) {
-            Ok(mut dec) => {
-                let lim = crate::input::Limits {
-                    max_bytes: max_bytes.saturating_sub(out.len() as u64),
-                    ..crate::input::TRACE
-                };
-                let part = crate::input::read_bounded(&mut dec, name, lim).map_err(|e| {
-                    // A decoding error comes back as `NAME: error`.
-                    match e.strip_prefix(&format!("{name}: ")) {
-                        Some(m) if !m.starts_with("binary") && !m.starts_with("larger") => zerr(m.to_string()),
-                        _ => e,
-                    }
-                })?;
-                out.extend_from_slice(&part);
+}
+
+impl Shared {
+    fn left(&self) -> u64 {
+        let c = self.0.borrow();
+        (c.get_ref().len() as u64).saturating_sub(c.position())
+    }
+}
+
+/// A whole zstd stream decoded as it is read: every frame in turn (the
+/// format allows several, e.g. concatenated `.zst` files), skipping
+/// skippable frames, and checking each frame's content checksum when it
+/// carries one. Errors read `zstd: ...`.
+struct ZstdFrames {
+    src: Shared,
+    frame: Option<ruzstd::decoding::StreamingDecoder<Shared, ruzstd::decoding::FrameDecoder>>,
+}
+
+impl ZstdFrames {
+    fn new(raw: Vec<u8>) -> Self {
+        ZstdFrames {
+            src: Shared(std::rc::Rc::new(std::cell::RefCell::new(std::io::Cursor::new(raw)))),
+            frame: None,
+        }
+    }
+}
+
+impl Read for ZstdFrames {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
+        let zerr = |m: String| std::io::Error::other(format!("zstd: {m}"));
+        loop {
+            if let Some(dec) = &mut self.frame {
+                let n = dec.read(buf).map_err(|e| zerr(e.to_string()))?;
+                if n > 0 || buf.is_empty() {
+                    return Ok(n);
+                }
                 let frame = &dec.decoder;
                 if let (Some(stored), Some(computed)) =
                     (frame.get_checksum_from_data(), frame.get_calculated_checksum())
@@ -226,18 +266,39 @@ fn decompress_zstd(mut data: &[u8], name: &str, max_bytes: u64) -> Result<Vec<u8
                         return Err(zerr("content checksum mismatch (corrupt file)".to_string()));
                     }
                 }
+                self.frame = None;
             }
-            Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame { length, .. })) => {
-                let n = length as usize;
-                if n > data.len() {
-                    return Err(zerr("truncated skippable frame".to_string()));
+            if self.src.left() == 0 {
+                return Ok(0);
+            }
+            match ruzstd::decoding::StreamingDecoder::new(self.src.clone()) {
+                Ok(dec) => self.frame = Some(dec),
+                Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame { length, .. })) => {
+                    if u64::from(length) > self.src.left() {
+                        return Err(zerr("truncated skippable frame".to_string()));
+                    }
+                    let mut c = self.src.0.borrow_mut();
+                    let at = c.position() + u64::from(length);
+                    c.set_position(at);
                 }
-                data = &data[n..];
+                Err(e) => return Err(zerr(e.to_string())),
             }
-            Err(e) => return Err(zerr(e.to_string())),
         }
     }
-    Ok(out)
+}
+
+/// Decodes a whole zstd stream within `max_bytes` of text, all at once
+/// (the tests' reference for [`ZstdFrames`]).
+#[cfg(test)]
+fn decompress_zstd(data: &[u8], name: &str, max_bytes: u64) -> Result<Vec<u8>, String> {
+    if data.is_empty() {
+        return Err(format!("{name}: zstd: empty file, not a zstd stream"));
+    }
+    let lim = crate::input::Limits {
+        max_bytes,
+        ..crate::input::TRACE
+    };
+    crate::input::read_bounded(ZstdFrames::new(data.to_vec()), name, lim)
 }
 
 /// Longest span of trace time a replay may cover: 31 days. The longest

@@ -30,10 +30,20 @@ pub const TICK_NS: u64 = 100;
 /// Parses an MSR-Cambridge CSV trace (see the module docs). `file` only names
 /// the input in errors.
 pub fn parse_msr(text: &str, file: &str) -> Result<Vec<TraceRecord>, TraceError> {
+    parse_msr_lines(text.lines().enumerate(), file)
+}
+
+/// As [`parse_msr`], from numbered lines (0-based, as `str::lines().enumerate()`
+/// gives them), so that a file is parsed as it is read.
+pub fn parse_msr_lines<S: AsRef<str>>(
+    input: impl Iterator<Item = (usize, S)>,
+    file: &str,
+) -> Result<Vec<TraceRecord>, TraceError> {
     let mut recs = Vec::new();
     let mut lines = Vec::new();
     let mut first = true;
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in input {
+        let line = line.as_ref();
         if line.trim().is_empty() {
             continue;
         }
