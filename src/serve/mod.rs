@@ -22,6 +22,7 @@
 pub mod device;
 pub mod nbd;
 pub mod report;
+pub mod socket;
 pub mod store;
 
 use crate::config::MachineConfig;
@@ -32,10 +33,11 @@ use device::Device;
 pub use device::DeviceOptions;
 use nbd::ExportInfo;
 use report::Summary;
+use socket::OwnedSocket;
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -148,7 +150,7 @@ pub struct Server {
     exports: Arc<Vec<ExportInfo>>,
     /// The SQs of each export.
     export_sqs: Vec<Vec<u32>>,
-    unix: Option<UnixListener>,
+    unix: Option<OwnedSocket>,
     tcp: Option<TcpListener>,
 }
 
@@ -212,15 +214,7 @@ impl Server {
                 .collect(),
         );
         let unix = match &opts.socket {
-            Some(p) => {
-                if let Ok(m) = std::fs::symlink_metadata(p) {
-                    use std::os::unix::fs::FileTypeExt;
-                    if m.file_type().is_socket() {
-                        let _ = std::fs::remove_file(p);
-                    }
-                }
-                Some(UnixListener::bind(p).map_err(|e| format!("--socket {}: {e}", p.display()))?)
-            }
+            Some(p) => Some(OwnedSocket::bind(p)?),
             None => None,
         };
         let tcp = match &opts.tcp {
@@ -253,7 +247,10 @@ impl Server {
         let start = Instant::now();
         let (tx, rx) = mpsc::channel::<Msg>();
         let ids = Arc::new(AtomicU32::new(0));
-        if let Some(l) = self.unix.take() {
+        let mut owned = None;
+        if let Some(o) = self.unix.take() {
+            let l = o.listener.try_clone().map_err(|e| format!("--socket: {e}"))?;
+            owned = Some(o);
             let (tx, ex, ids) = (tx.clone(), self.exports.clone(), ids.clone());
             std::thread::spawn(move || {
                 for s in l.incoming().flatten() {
@@ -271,10 +268,9 @@ impl Server {
             });
         }
         drop(tx);
-        let socket = self.opts.socket.clone();
         let r = self.sim_loop(start, &rx, &stop);
-        if let Some(p) = socket {
-            let _ = std::fs::remove_file(p);
+        if let Some(o) = owned {
+            o.remove_if_ours();
         }
         r
     }

@@ -613,3 +613,36 @@ fn ext4_through_nbdfuse_and_fuse2fs_keeps_files_across_a_remount() {
         let _ = std::fs::remove_dir(d);
     }
 }
+
+#[test]
+fn a_second_server_on_a_live_socket_refuses_to_start_and_a_stale_one_is_replaced() {
+    let sock = temp("twice.sock");
+    let first = serve(&["--device", "null"], &sock, 60.0);
+    let out = Command::new(env!("CARGO_BIN_EXE_nvmesim"))
+        .args(["serve", "--device", "null", "--quiet", "--duration", "5", "--socket"])
+        .arg(&sock)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the second server started: {err}");
+    assert!(
+        err.contains("already listening") && err.contains(sock.to_str().unwrap()),
+        "{err}"
+    );
+    // The first server is still reachable, and removes its socket at exit.
+    let mut c = Client::connect(&sock, "");
+    assert_eq!(c.read(0, 4096).0, 0);
+    drop(c);
+    finish(first);
+    assert!(!sock.exists(), "the socket file is removed at exit");
+    // A stale socket file (its server gone) is replaced.
+    drop(std::os::unix::net::UnixListener::bind(&sock).unwrap());
+    assert!(sock.exists());
+    let out = Command::new(env!("CARGO_BIN_EXE_nvmesim"))
+        .args(["serve", "--device", "null", "--quiet", "--duration", "0.2", "--socket"])
+        .arg(&sock)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!sock.exists());
+}
