@@ -30,6 +30,10 @@ pub struct ServeArgs {
     /// Keep the data in this sparse file (created if missing) instead of in memory.
     #[arg(long, value_name = "FILE")]
     pub backing: Option<PathBuf>,
+    /// Connections open at once; a client beyond them is closed at once, with a line on stderr
+    /// (default: QEMU's NBD server's, 100).
+    #[arg(long, default_value_t = nvmesim::serve::conn::DEFAULT_MAX_CONNECTIONS, value_name = "N")]
+    pub max_connections: usize,
     /// Wall seconds per simulated second: 1 is real time, 10 runs the model ten times slower than
     /// real time (for drives this machine cannot simulate live).
     #[arg(long, default_value_t = 1.0, value_name = "F")]
@@ -99,6 +103,10 @@ pub fn cmd_serve(a: ServeArgs) -> Result<(), String> {
         o.exports.push((name.to_string(), class));
     }
     o.queues_per_export = a.queues;
+    if a.max_connections == 0 {
+        return Err("--max-connections must be at least 1".into());
+    }
+    o.limits.max_connections = a.max_connections;
     o.backing = a.backing.clone();
     o.time_scale = a.time_scale;
     if let Some(d) = a.duration {

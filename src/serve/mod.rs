@@ -9,16 +9,19 @@
 //!
 //! Threads: one accepting connections per listener; per connection a reader
 //! (handshake, then requests, checked before they reach the model) and a
-//! writer (replies, in whatever order the model completes them); and the
+//! writer (replies, in whatever order the model completes them), bounded
+//! in number and in handshake time ([`conn`]); and the
 //! simulation thread, the only one touching the model and the data, which
 //! keeps simulated time equal to wall time since start (times
 //! `--time-scale`): it runs the model up to now, enters each request at the
 //! time it arrived, sends each reply when its CQE lands, and sleeps until
 //! the next event or request.
 //!
-//! Layout: [`nbd`] the protocol, [`device`] the controller + SSD event loop
+//! Layout: [`nbd`] the protocol, [`conn`] accepting and serving
+//! connections, [`socket`] the Unix socket's path, [`device`] the controller + SSD event loop
 //! with the server's host port, [`store`] the bytes, [`report`] the results.
 
+pub mod conn;
 pub mod device;
 pub mod nbd;
 pub mod report;
@@ -35,11 +38,9 @@ use nbd::ExportInfo;
 use report::Summary;
 use socket::OwnedSocket;
 use std::collections::HashMap;
-use std::io::{self, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::os::unix::net::UnixStream;
+use std::net::TcpListener;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -68,6 +69,8 @@ pub struct ServeOptions {
     pub late_ns: Ns,
     /// A status line on stderr once a second.
     pub status: bool,
+    /// Connections open at once, and the handshake's time limit.
+    pub limits: conn::Limits,
 }
 
 impl ServeOptions {
@@ -84,6 +87,7 @@ impl ServeOptions {
             device: DeviceOptions::default(),
             late_ns: DEFAULT_LATE_NS,
             status: false,
+            limits: conn::Limits::default(),
         }
     }
 }
@@ -126,20 +130,6 @@ enum Msg {
     Closed {
         conn: u32,
     },
-}
-
-trait Stream: Read + Write + Send + 'static {
-    fn clone_stream(&self) -> io::Result<Box<dyn Stream>>;
-}
-impl Stream for TcpStream {
-    fn clone_stream(&self) -> io::Result<Box<dyn Stream>> {
-        Ok(Box::new(self.try_clone()?))
-    }
-}
-impl Stream for UnixStream {
-    fn clone_stream(&self) -> io::Result<Box<dyn Stream>> {
-        Ok(Box::new(self.try_clone()?))
-    }
 }
 
 /// A bound server, ready to run.
@@ -246,29 +236,46 @@ impl Server {
     pub fn run(mut self, stop: Arc<AtomicBool>) -> Result<Summary, String> {
         let start = Instant::now();
         let (tx, rx) = mpsc::channel::<Msg>();
-        let ids = Arc::new(AtomicU32::new(0));
+        // One count of open connections for both listeners: the limit is the server's.
+        let sh = conn::Shared {
+            exports: self.exports.clone(),
+            tx,
+            ids: Arc::new(AtomicU32::new(0)),
+            open: Arc::new(AtomicUsize::new(0)),
+            refused: Arc::new(AtomicU64::new(0)),
+            limits: self.opts.limits,
+        };
+        let refused = sh.refused.clone();
+        let spawn = |name: &str, f: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn(f)
+                .map(drop)
+                .map_err(|e| format!("serve: cannot start the {name} thread: {e}"))
+        };
         let mut owned = None;
         if let Some(o) = self.unix.take() {
             let l = o.listener.try_clone().map_err(|e| format!("--socket: {e}"))?;
             owned = Some(o);
-            let (tx, ex, ids) = (tx.clone(), self.exports.clone(), ids.clone());
-            std::thread::spawn(move || {
-                for s in l.incoming().flatten() {
-                    spawn_conn(Box::new(s), &ex, &tx, &ids);
-                }
-            });
+            let sh = sh.clone();
+            let accept = move || l.accept().map(|(s, _)| Box::new(s) as Box<dyn conn::Stream>);
+            spawn("unix accept", Box::new(move || conn::accept_loop(accept, sh)))?;
         }
         if let Some(l) = self.tcp.take() {
-            let (tx, ex, ids) = (tx.clone(), self.exports.clone(), ids.clone());
-            std::thread::spawn(move || {
-                for s in l.incoming().flatten() {
+            let sh = sh.clone();
+            let accept = move || {
+                l.accept().map(|(s, _)| {
                     let _ = s.set_nodelay(true);
-                    spawn_conn(Box::new(s), &ex, &tx, &ids);
-                }
-            });
+                    Box::new(s) as Box<dyn conn::Stream>
+                })
+            };
+            spawn("tcp accept", Box::new(move || conn::accept_loop(accept, sh)))?;
         }
-        drop(tx);
-        let r = self.sim_loop(start, &rx, &stop);
+        drop(sh);
+        let r = self.sim_loop(start, &rx, &stop).map(|mut s| {
+            s.refused_connections = refused.load(Ordering::Relaxed);
+            s
+        });
         if let Some(o) = owned {
             o.remove_if_ours();
         }
@@ -492,118 +499,4 @@ struct SimState {
     rr: Vec<usize>,
     summary: Summary,
     done: Vec<(Ns, u32)>,
-}
-
-fn spawn_conn(s: Box<dyn Stream>, exports: &Arc<Vec<ExportInfo>>, tx: &Sender<Msg>, ids: &AtomicU32) {
-    let conn = ids.fetch_add(1, Ordering::Relaxed);
-    let (ex, tx) = (exports.clone(), tx.clone());
-    std::thread::spawn(move || connection(s, &ex, &tx, conn));
-}
-
-/// One connection: handshake, then read requests until the client leaves
-/// (or sends something that cannot be trusted), checking each before it
-/// goes to the model; errors it can answer itself go straight to the writer.
-fn connection(mut s: Box<dyn Stream>, exports: &[ExportInfo], tx: &Sender<Msg>, conn: u32) {
-    let export = match nbd::handshake(&mut s, exports) {
-        Ok(Some(i)) => i,
-        _ => return,
-    };
-    let Ok(mut w) = s.clone_stream() else { return };
-    let (rtx, rrx) = mpsc::channel::<Reply>();
-    std::thread::spawn(move || {
-        for r in rrx {
-            // A client gone: keep draining so the simulation never blocks.
-            let _ = nbd::write_reply(&mut w, r.handle, r.error, &r.data);
-        }
-    });
-    if tx
-        .send(Msg::Open {
-            conn,
-            export,
-            replies: rtx.clone(),
-        })
-        .is_err()
-    {
-        return;
-    }
-    let size = exports[export].size;
-    let reply = |handle: u64, error: u32| {
-        let _ = rtx.send(Reply {
-            handle,
-            error,
-            data: Vec::new(),
-        });
-    };
-    while let Ok(req) = nbd::read_request(&mut s) {
-        let arrived = Instant::now();
-        let in_range = req.offset.checked_add(req.len as u64).is_some_and(|e| e <= size);
-        if req.flags & !(nbd::CMD_FLAG_FUA | nbd::CMD_FLAG_NO_HOLE) != 0 {
-            if req.kind == nbd::CMD_WRITE {
-                break; // its payload length cannot be trusted either
-            }
-            reply(req.handle, nbd::EINVAL);
-            continue;
-        }
-        let mut data = Vec::new();
-        match req.kind {
-            nbd::CMD_DISC => break,
-            nbd::CMD_READ => {
-                if req.len > nbd::MAX_PAYLOAD {
-                    reply(req.handle, nbd::EOVERFLOW);
-                    continue;
-                }
-                if !in_range {
-                    reply(req.handle, nbd::EINVAL);
-                    continue;
-                }
-            }
-            nbd::CMD_WRITE => {
-                if req.len > nbd::MAX_PAYLOAD {
-                    break; // proto.md: the server may close rather than read it
-                }
-                data = vec![0u8; req.len as usize];
-                if s.read_exact(&mut data).is_err() {
-                    break; // gone mid-request
-                }
-                if !in_range {
-                    reply(req.handle, nbd::ENOSPC);
-                    continue;
-                }
-            }
-            nbd::CMD_FLUSH => {}
-            nbd::CMD_TRIM | nbd::CMD_WRITE_ZEROES => {
-                if !in_range {
-                    reply(
-                        req.handle,
-                        if req.kind == nbd::CMD_TRIM {
-                            nbd::EINVAL
-                        } else {
-                            nbd::ENOSPC
-                        },
-                    );
-                    continue;
-                }
-            }
-            _ => {
-                reply(req.handle, nbd::EINVAL);
-                continue;
-            }
-        }
-        if req.len == 0 && req.kind != nbd::CMD_FLUSH {
-            reply(req.handle, 0);
-            continue;
-        }
-        if tx
-            .send(Msg::Request {
-                conn,
-                req,
-                data,
-                arrived,
-            })
-            .is_err()
-        {
-            break;
-        }
-    }
-    let _ = tx.send(Msg::Closed { conn });
 }

@@ -115,6 +115,8 @@ pub struct Summary {
     pub exports: Vec<ExportStats>,
     pub lag: Lag,
     pub connections: u64,
+    /// Connections closed at accept: over `--max-connections`.
+    pub refused_connections: u64,
     pub end_ns: Ns,
     pub size: u64,
     /// The device block, filled at the end.
@@ -142,6 +144,7 @@ impl Summary {
                 ..Lag::default()
             },
             connections: 0,
+            refused_connections: 0,
             end_ns: 0,
             size: exports.first().map_or(0, |e| e.size),
             device: Value::Null,
@@ -230,6 +233,7 @@ impl Summary {
                 "time_scale": self.time_scale,
                 "simulated_s": secs,
                 "connections": self.connections,
+                "refused_connections": self.refused_connections,
                 "exports": exports,
                 "lag": {
                     "replies": l.replies,
@@ -251,8 +255,16 @@ impl Summary {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "nvmesim serve: device {}, {:.3} s simulated (time scale {}), {} connections",
-            self.device_name, secs, self.time_scale, self.connections
+            "nvmesim serve: device {}, {:.3} s simulated (time scale {}), {} connections{}",
+            self.device_name,
+            secs,
+            self.time_scale,
+            self.connections,
+            if self.refused_connections > 0 {
+                format!(" ({} refused: over --max-connections)", self.refused_connections)
+            } else {
+                String::new()
+            }
         );
         for e in &self.exports {
             let _ = writeln!(

@@ -646,3 +646,77 @@ fn a_second_server_on_a_live_socket_refuses_to_start_and_a_stale_one_is_replaced
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!sock.exists());
 }
+
+/// A connection that got the server's greeting: tried until a slot is
+/// free (a closed client's slot frees once its thread has seen it go).
+fn greeted(sock: &Path) -> UnixStream {
+    let t = Instant::now();
+    loop {
+        let mut s = UnixStream::connect(sock).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut g = [0u8; 18];
+        if s.read_exact(&mut g).is_ok() {
+            return s;
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "no slot came free");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn connections_beyond_the_limit_are_closed_and_a_stalled_handshake_is_dropped() {
+    let sock = temp("limits.sock");
+    let mut o = ServeOptions::new(tiny_cfg());
+    o.socket = Some(sock.clone());
+    o.device.precondition = Precondition::None;
+    o.limits.max_connections = 2;
+    o.limits.handshake = Duration::from_millis(300);
+    let server = Server::bind(o).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    let h = std::thread::spawn(move || server.run(st).unwrap());
+
+    let mut a = Client::connect(&sock, "");
+    let b = Client::connect(&sock, "");
+    // A third is closed at accept, before any greeting.
+    let mut extra = UnixStream::connect(&sock).unwrap();
+    extra.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    assert!(
+        closed(&mut extra),
+        "a connection beyond --max-connections must be closed"
+    );
+    // Once one leaves, a new client gets in; the first still works.
+    drop(b);
+    let _new = greeted(&sock);
+    assert_eq!(a.read(0, 4096).0, 0);
+    drop(a);
+    drop(_new);
+    // A client that reads the greeting and then sends nothing, or trickles
+    // a byte at a time, is dropped once the handshake limit has passed.
+    let mut idle = greeted(&sock);
+    let mut trickle = greeted(&sock);
+    trickle.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+    let mut g = [0u8; 18];
+    let mut cut = false;
+    for _ in 0..1200 {
+        // One byte of the client flags every 50 ms: never a whole handshake.
+        if trickle.write_all(&[0]).is_err() || matches!(trickle.read(&mut g), Ok(0)) {
+            cut = true;
+            break;
+        }
+    }
+    assert!(cut, "a trickling handshake was never cut");
+    // Closed by the server, not this read's own 30 s timeout.
+    let r = idle.read(&mut g);
+    assert!(
+        matches!(&r, Ok(0))
+            || r.as_ref()
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
+        "an idle handshake must be closed: {r:?}"
+    );
+    stop.store(true, Ordering::Relaxed);
+    let s = h.join().unwrap();
+    assert_eq!(s.connections, 2, "only the two clients that finished a handshake count");
+    assert!(s.refused_connections >= 1);
+    assert_eq!(s.json()["nvmesim serve"]["refused_connections"], s.refused_connections);
+}

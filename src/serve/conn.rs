@@ -1,0 +1,319 @@
+//! Connections: the accept loop of each listener, and per connection a
+//! reader (handshake, then requests, checked before they reach the model)
+//! and a writer (replies, in whatever order the model completes them).
+//!
+//! Bounded as network servers bound themselves against clients that never
+//! finish (QEMU's NBD server since CVE-2024-7409, nbd/server.c): at most
+//! `--max-connections` open at once, the extra client closed at accept with
+//! a line on stderr; a handshake that has not ended with an export chosen
+//! within [`HANDSHAKE_LIMIT`] is dropped; and nothing that happens to one
+//! connection (a failed thread spawn, a failed accept, a hostile client)
+//! ends the accept loop.
+
+use super::{nbd, Msg, Reply};
+use nbd::ExportInfo;
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A client must have chosen an export this long after it connected.
+/// QEMU's NBD server's default (NBD_DEFAULT_HANDSHAKE_MAX_SECS, 10 s, added
+/// for CVE-2024-7409): a local or LAN client negotiates in milliseconds.
+pub const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
+
+/// Connections open at once. QEMU's NBD server's default cap for
+/// nbd-server-start (100, CVE-2024-7409), well above the 8-16 connections
+/// of multi-conn clients such as nbdcopy; each connection costs two threads.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 100;
+
+/// After a failed accept (EMFILE: out of descriptors), wait this long before
+/// the next, rather than spin. ESTIMATE: short enough to be unnoticed by a
+/// client, long enough that a full descriptor table does not burn a core.
+const ACCEPT_RETRY: Duration = Duration::from_millis(100);
+
+/// Repeated refusals are summed into at most one line per this interval.
+/// ESTIMATE: a person reads a line a second; 3,000 refused clients give a
+/// handful of lines, not 3,000.
+const LOG_EVERY: Duration = Duration::from_secs(1);
+
+pub(super) trait Stream: Read + Write + Send + 'static {
+    fn clone_stream(&self) -> io::Result<Box<dyn Stream>>;
+    fn set_timeouts(&self, t: Option<Duration>) -> io::Result<()>;
+}
+impl Stream for TcpStream {
+    fn clone_stream(&self) -> io::Result<Box<dyn Stream>> {
+        Ok(Box::new(self.try_clone()?))
+    }
+    fn set_timeouts(&self, t: Option<Duration>) -> io::Result<()> {
+        self.set_read_timeout(t)?;
+        self.set_write_timeout(t)
+    }
+}
+impl Stream for UnixStream {
+    fn clone_stream(&self) -> io::Result<Box<dyn Stream>> {
+        Ok(Box::new(self.try_clone()?))
+    }
+    fn set_timeouts(&self, t: Option<Duration>) -> io::Result<()> {
+        self.set_read_timeout(t)?;
+        self.set_write_timeout(t)
+    }
+}
+
+/// How connections are bounded.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_connections: usize,
+    pub handshake: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            handshake: HANDSHAKE_LIMIT,
+        }
+    }
+}
+
+/// What every connection of the server shares.
+#[derive(Clone)]
+pub(super) struct Shared {
+    pub exports: Arc<Vec<ExportInfo>>,
+    pub tx: Sender<Msg>,
+    pub ids: Arc<AtomicU32>,
+    /// Connections open now (accepted, reader thread not yet ended).
+    pub open: Arc<AtomicUsize>,
+    /// Connections closed at accept, over the limit.
+    pub refused: Arc<AtomicU64>,
+    pub limits: Limits,
+}
+
+/// A stderr line now, or summed into the next one when lines come faster
+/// than one per [`LOG_EVERY`].
+struct RateLog {
+    last: Option<Instant>,
+    held: u64,
+}
+
+impl RateLog {
+    fn new() -> Self {
+        RateLog { last: None, held: 0 }
+    }
+
+    fn log(&mut self, line: impl FnOnce(u64) -> String) {
+        self.held += 1;
+        if self.last.is_none_or(|t| t.elapsed() >= LOG_EVERY) {
+            eprintln!("nvmesim serve: {}", line(self.held));
+            self.held = 0;
+            self.last = Some(Instant::now());
+        }
+    }
+}
+
+/// Accept connections until the listener is gone; every error is about one
+/// connection (or a passing shortage) and is logged, never fatal.
+pub(super) fn accept_loop(mut accept: impl FnMut() -> io::Result<Box<dyn Stream>>, sh: Shared) {
+    let (mut refused, mut failed) = (RateLog::new(), RateLog::new());
+    loop {
+        let s = match accept() {
+            Ok(s) => s,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                failed.log(|n| format!("accept failed ({n} time(s)): {e}"));
+                std::thread::sleep(ACCEPT_RETRY);
+                continue;
+            }
+        };
+        let max = sh.limits.max_connections;
+        if sh.open.load(Ordering::Relaxed) >= max {
+            drop(s);
+            sh.refused.fetch_add(1, Ordering::Relaxed);
+            refused.log(|n| {
+                format!("refused {n} connection(s): {max} already open (--max-connections {max}); closed at once")
+            });
+            continue;
+        }
+        sh.open.fetch_add(1, Ordering::Relaxed);
+        let conn = sh.ids.fetch_add(1, Ordering::Relaxed);
+        let sh2 = sh.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("nbd-conn-{conn}"))
+            .spawn(move || {
+                let _open = OpenGuard(sh2.open.clone());
+                connection(s, &sh2, conn);
+            });
+        if let Err(e) = spawned {
+            // The closure (and the guard inside it) never ran.
+            sh.open.fetch_sub(1, Ordering::Relaxed);
+            failed.log(|n| format!("connection dropped: cannot start its thread ({n} time(s)): {e}"));
+        }
+    }
+}
+
+/// Counts a connection as open while its reader runs.
+struct OpenGuard(Arc<AtomicUsize>);
+impl Drop for OpenGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The handshake's reads and writes, each with the time left before the
+/// handshake deadline as its timeout: a client trickling a byte now and
+/// then is still dropped on time.
+struct Deadline<'a> {
+    s: &'a mut Box<dyn Stream>,
+    until: Instant,
+}
+
+impl Deadline<'_> {
+    fn arm(&self) -> io::Result<()> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "handshake took too long"));
+        }
+        self.s.set_timeouts(Some(left))
+    }
+}
+impl Read for Deadline<'_> {
+    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+        self.arm()?;
+        self.s.read(b)
+    }
+}
+impl Write for Deadline<'_> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.arm()?;
+        self.s.write(b)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.s.flush()
+    }
+}
+
+/// One connection: handshake, then read requests until the client leaves
+/// (or sends something that cannot be trusted), checking each before it
+/// goes to the model; errors it can answer itself go straight to the writer.
+fn connection(mut s: Box<dyn Stream>, sh: &Shared, conn: u32) {
+    let exports = &sh.exports[..];
+    let tx = &sh.tx;
+    let mut d = Deadline {
+        s: &mut s,
+        until: Instant::now() + sh.limits.handshake,
+    };
+    let export = match nbd::handshake(&mut d, exports) {
+        Ok(Some(i)) => i,
+        _ => return,
+    };
+    if s.set_timeouts(None).is_err() {
+        return;
+    }
+    let Ok(mut w) = s.clone_stream() else { return };
+    let (rtx, rrx) = mpsc::channel::<Reply>();
+    let writer = std::thread::Builder::new()
+        .name(format!("nbd-reply-{conn}"))
+        .spawn(move || {
+            for r in rrx {
+                // A client gone: keep draining so the simulation never blocks.
+                let _ = nbd::write_reply(&mut w, r.handle, r.error, &r.data);
+            }
+        });
+    if let Err(e) = writer {
+        eprintln!("nvmesim serve: connection dropped: cannot start its reply thread: {e}");
+        return;
+    }
+    if tx
+        .send(Msg::Open {
+            conn,
+            export,
+            replies: rtx.clone(),
+        })
+        .is_err()
+    {
+        return;
+    }
+    let size = exports[export].size;
+    let reply = |handle: u64, error: u32| {
+        let _ = rtx.send(Reply {
+            handle,
+            error,
+            data: Vec::new(),
+        });
+    };
+    while let Ok(req) = nbd::read_request(&mut s) {
+        let arrived = Instant::now();
+        let in_range = req.offset.checked_add(req.len as u64).is_some_and(|e| e <= size);
+        if req.flags & !(nbd::CMD_FLAG_FUA | nbd::CMD_FLAG_NO_HOLE) != 0 {
+            if req.kind == nbd::CMD_WRITE {
+                break; // its payload length cannot be trusted either
+            }
+            reply(req.handle, nbd::EINVAL);
+            continue;
+        }
+        let mut data = Vec::new();
+        match req.kind {
+            nbd::CMD_DISC => break,
+            nbd::CMD_READ => {
+                if req.len > nbd::MAX_PAYLOAD {
+                    reply(req.handle, nbd::EOVERFLOW);
+                    continue;
+                }
+                if !in_range {
+                    reply(req.handle, nbd::EINVAL);
+                    continue;
+                }
+            }
+            nbd::CMD_WRITE => {
+                if req.len > nbd::MAX_PAYLOAD {
+                    break; // proto.md: the server may close rather than read it
+                }
+                data = vec![0u8; req.len as usize];
+                if s.read_exact(&mut data).is_err() {
+                    break; // gone mid-request
+                }
+                if !in_range {
+                    reply(req.handle, nbd::ENOSPC);
+                    continue;
+                }
+            }
+            nbd::CMD_FLUSH => {}
+            nbd::CMD_TRIM | nbd::CMD_WRITE_ZEROES => {
+                if !in_range {
+                    reply(
+                        req.handle,
+                        if req.kind == nbd::CMD_TRIM {
+                            nbd::EINVAL
+                        } else {
+                            nbd::ENOSPC
+                        },
+                    );
+                    continue;
+                }
+            }
+            _ => {
+                reply(req.handle, nbd::EINVAL);
+                continue;
+            }
+        }
+        if req.len == 0 && req.kind != nbd::CMD_FLUSH {
+            reply(req.handle, 0);
+            continue;
+        }
+        if tx
+            .send(Msg::Request {
+                conn,
+                req,
+                data,
+                arrived,
+            })
+            .is_err()
+        {
+            break;
+        }
+    }
+    let _ = tx.send(Msg::Closed { conn });
+}
