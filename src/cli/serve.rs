@@ -34,6 +34,11 @@ pub struct ServeArgs {
     /// (default: QEMU's NBD server's, 100).
     #[arg(long, default_value_t = nvmesim::serve::conn::DEFAULT_MAX_CONNECTIONS, value_name = "N")]
     pub max_connections: usize,
+    /// MiB of read replies one connection may have in the server (read, not yet written back);
+    /// beyond it the connection's next request is not read until its client takes replies
+    /// (a single larger read is still served). Default 64: nbdcopy's defaults need 16.
+    #[arg(long, default_value_t = nvmesim::serve::conn::DEFAULT_REPLY_LIMIT >> 20, value_name = "MIB")]
+    pub reply_limit_mib: u64,
     /// Wall seconds per simulated second: 1 is real time, 10 runs the model ten times slower than
     /// real time (for drives this machine cannot simulate live).
     #[arg(long, default_value_t = 1.0, value_name = "F")]
@@ -107,6 +112,13 @@ pub fn cmd_serve(a: ServeArgs) -> Result<(), String> {
         return Err("--max-connections must be at least 1".into());
     }
     o.limits.max_connections = a.max_connections;
+    if a.reply_limit_mib == 0 || a.reply_limit_mib > 1 << 20 {
+        return Err(format!(
+            "--reply-limit-mib {}: expected 1 to 1048576",
+            a.reply_limit_mib
+        ));
+    }
+    o.limits.reply_bytes = a.reply_limit_mib << 20;
     o.backing = a.backing.clone();
     o.time_scale = a.time_scale;
     if let Some(d) = a.duration {

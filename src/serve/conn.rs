@@ -6,7 +6,11 @@
 //! finish (QEMU's NBD server since CVE-2024-7409, nbd/server.c): at most
 //! `--max-connections` open at once, the extra client closed at accept with
 //! a line on stderr; a handshake that has not ended with an export chosen
-//! within [`HANDSHAKE_LIMIT`] is dropped; and nothing that happens to one
+//! within [`HANDSHAKE_LIMIT`] is dropped; a connection whose read replies
+//! hold more than `--reply-limit-mib` (from the request read to the reply
+//! written) is not read from until its client takes some of them (TCP's own
+//! flow control then stops the client: backpressure, as nbdkit and QEMU
+//! bound their requests in flight); and nothing that happens to one
 //! connection (a failed thread spawn, a failed accept, a hostile client)
 //! ends the accept loop.
 
@@ -18,6 +22,7 @@ use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// A client must have chosen an export this long after it connected.
@@ -29,6 +34,14 @@ pub const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
 /// nbd-server-start (100, CVE-2024-7409), well above the 8-16 connections
 /// of multi-conn clients such as nbdcopy; each connection costs two threads.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 100;
+
+/// Bytes of read replies one connection may have in the server at once,
+/// from the request read to the reply written. ESTIMATE: nbdcopy's
+/// defaults (64 requests of 256 KiB in flight per connection: 16 MiB) pass
+/// at full speed with room to spare, and it is twice the largest request
+/// (32 MiB), so a client of maximum-size reads still keeps one in flight
+/// while another is being sent. 100 connections at the limit hold 6.4 GiB.
+pub const DEFAULT_REPLY_LIMIT: u64 = 64 << 20;
 
 /// After a failed accept (EMFILE: out of descriptors), wait this long before
 /// the next, rather than spin. ESTIMATE: short enough to be unnoticed by a
@@ -68,6 +81,9 @@ impl Stream for UnixStream {
 pub struct Limits {
     pub max_connections: usize,
     pub handshake: Duration,
+    /// Bytes of read replies per connection (a larger single read is still
+    /// taken when the connection holds none).
+    pub reply_bytes: u64,
 }
 
 impl Default for Limits {
@@ -75,7 +91,64 @@ impl Default for Limits {
         Limits {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             handshake: HANDSHAKE_LIMIT,
+            reply_bytes: DEFAULT_REPLY_LIMIT,
         }
+    }
+}
+
+/// What the connections do, readable while the server runs.
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// The most read-reply bytes one connection held at once.
+    pub reply_bytes_peak: AtomicU64,
+    /// Connections not being read now because their replies are over the limit.
+    pub paused: AtomicUsize,
+    /// Times a connection was paused so.
+    pub pauses: AtomicU64,
+}
+
+/// One connection's read replies in the server: bytes reserved when a read
+/// request is taken, released when its reply has been written.
+pub(super) struct ReplyBudget {
+    held: Mutex<u64>,
+    freed: Condvar,
+    limit: u64,
+    counters: Arc<Counters>,
+}
+
+impl ReplyBudget {
+    fn new(limit: u64, counters: Arc<Counters>) -> Self {
+        ReplyBudget {
+            held: Mutex::new(0),
+            freed: Condvar::new(),
+            limit,
+            counters,
+        }
+    }
+
+    /// Wait until `n` more bytes fit (or nothing is held), then take them.
+    fn reserve(&self, n: u64) {
+        let mut h = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let over = |h: u64| h > 0 && h + n > self.limit;
+        if over(*h) {
+            self.counters.paused.fetch_add(1, Ordering::Relaxed);
+            self.counters.pauses.fetch_add(1, Ordering::Relaxed);
+            while over(*h) {
+                h = self.freed.wait(h).unwrap_or_else(|e| e.into_inner());
+            }
+            self.counters.paused.fetch_sub(1, Ordering::Relaxed);
+        }
+        *h += n;
+        self.counters.reply_bytes_peak.fetch_max(*h, Ordering::Relaxed);
+    }
+
+    fn release(&self, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let mut h = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        *h -= n;
+        self.freed.notify_all();
     }
 }
 
@@ -89,6 +162,7 @@ pub(super) struct Shared {
     pub open: Arc<AtomicUsize>,
     /// Connections closed at accept, over the limit.
     pub refused: Arc<AtomicU64>,
+    pub counters: Arc<Counters>,
     pub limits: Limits,
 }
 
@@ -214,12 +288,15 @@ fn connection(mut s: Box<dyn Stream>, sh: &Shared, conn: u32) {
     }
     let Ok(mut w) = s.clone_stream() else { return };
     let (rtx, rrx) = mpsc::channel::<Reply>();
+    let budget = Arc::new(ReplyBudget::new(sh.limits.reply_bytes, sh.counters.clone()));
+    let wb = budget.clone();
     let writer = std::thread::Builder::new()
         .name(format!("nbd-reply-{conn}"))
         .spawn(move || {
             for r in rrx {
                 // A client gone: keep draining so the simulation never blocks.
                 let _ = nbd::write_reply(&mut w, r.handle, r.error, &r.data);
+                wb.release(r.reserved);
             }
         });
     if let Err(e) = writer {
@@ -242,6 +319,7 @@ fn connection(mut s: Box<dyn Stream>, sh: &Shared, conn: u32) {
             handle,
             error,
             data: Vec::new(),
+            reserved: 0,
         });
     };
     while let Ok(req) = nbd::read_request(&mut s) {
@@ -302,6 +380,11 @@ fn connection(mut s: Box<dyn Stream>, sh: &Shared, conn: u32) {
         if req.len == 0 && req.kind != nbd::CMD_FLUSH {
             reply(req.handle, 0);
             continue;
+        }
+        if req.kind == nbd::CMD_READ {
+            // Over the limit: this connection's next request waits in the
+            // socket until the client has taken replies (backpressure).
+            budget.reserve(req.len as u64);
         }
         if tx
             .send(Msg::Request {

@@ -112,6 +112,9 @@ pub struct Reply {
     pub handle: u64,
     pub error: u32,
     pub data: Vec<u8>,
+    /// Bytes of the connection's reply budget this reply frees once written
+    /// (a read's length, whatever its outcome).
+    pub reserved: u64,
 }
 
 /// What connection threads tell the simulation thread.
@@ -142,6 +145,7 @@ pub struct Server {
     export_sqs: Vec<Vec<u32>>,
     unix: Option<OwnedSocket>,
     tcp: Option<TcpListener>,
+    counters: Arc<conn::Counters>,
 }
 
 impl Server {
@@ -219,12 +223,18 @@ impl Server {
             export_sqs,
             unix,
             tcp,
+            counters: Arc::default(),
         })
     }
 
     /// The TCP address listened on (with the port picked for port 0).
     pub fn tcp_addr(&self) -> Option<std::net::SocketAddr> {
         self.tcp.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
+    /// The connections' counters (reply bytes held, paused readers), live.
+    pub fn counters(&self) -> Arc<conn::Counters> {
+        self.counters.clone()
     }
 
     /// The export size (the namespace's capacity).
@@ -243,6 +253,7 @@ impl Server {
             ids: Arc::new(AtomicU32::new(0)),
             open: Arc::new(AtomicUsize::new(0)),
             refused: Arc::new(AtomicU64::new(0)),
+            counters: self.counters.clone(),
             limits: self.opts.limits,
         };
         let refused = sh.refused.clone();
@@ -274,6 +285,8 @@ impl Server {
         drop(sh);
         let r = self.sim_loop(start, &rx, &stop).map(|mut s| {
             s.refused_connections = refused.load(Ordering::Relaxed);
+            s.reply_bytes_peak = self.counters.reply_bytes_peak.load(Ordering::Relaxed);
+            s.reply_pauses = self.counters.pauses.load(Ordering::Relaxed);
             s
         });
         if let Some(o) = owned {
@@ -381,6 +394,7 @@ impl Server {
                     handle: r.handle,
                     error,
                     data,
+                    reserved: if r.kind == nbd::CMD_READ { r.len as u64 } else { 0 },
                 });
                 c.outstanding -= 1;
                 if c.closing && c.outstanding == 0 {
@@ -436,6 +450,7 @@ impl Server {
                         handle: req.handle,
                         error: nbd::EIO,
                         data: Vec::new(),
+                        reserved: if req.kind == nbd::CMD_READ { req.len as u64 } else { 0 },
                     });
                     return;
                 }

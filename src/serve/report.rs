@@ -117,6 +117,10 @@ pub struct Summary {
     pub connections: u64,
     /// Connections closed at accept: over `--max-connections`.
     pub refused_connections: u64,
+    /// The most read-reply bytes one connection held, and how often a
+    /// connection was paused for holding more than its limit.
+    pub reply_bytes_peak: u64,
+    pub reply_pauses: u64,
     pub end_ns: Ns,
     pub size: u64,
     /// The device block, filled at the end.
@@ -145,6 +149,8 @@ impl Summary {
             },
             connections: 0,
             refused_connections: 0,
+            reply_bytes_peak: 0,
+            reply_pauses: 0,
             end_ns: 0,
             size: exports.first().map_or(0, |e| e.size),
             device: Value::Null,
@@ -234,6 +240,8 @@ impl Summary {
                 "simulated_s": secs,
                 "connections": self.connections,
                 "refused_connections": self.refused_connections,
+                "reply_bytes_peak": self.reply_bytes_peak,
+                "reply_pauses": self.reply_pauses,
                 "exports": exports,
                 "lag": {
                     "replies": l.replies,

@@ -720,3 +720,44 @@ fn connections_beyond_the_limit_are_closed_and_a_stalled_handshake_is_dropped() 
     assert!(s.refused_connections >= 1);
     assert_eq!(s.json()["nvmesim serve"]["refused_connections"], s.refused_connections);
 }
+
+#[test]
+fn a_client_that_never_reads_its_replies_holds_no_more_than_the_reply_limit() {
+    let sock = temp("unread.sock");
+    let mut o = ServeOptions::new(config::load_machine(None, None, Some("null")).unwrap());
+    o.socket = Some(sock.clone());
+    o.limits.reply_bytes = 4 << 20;
+    let server = Server::bind(o).unwrap();
+    let counters = server.counters();
+    let stop = Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    let h = std::thread::spawn(move || server.run(st).unwrap());
+
+    let mut c = Client::connect(&sock, "");
+    // 48 reads of 1 MiB pipelined, no reply read: 48 MiB of replies
+    // unbounded; the server takes requests until it holds 4 MiB, then
+    // leaves the rest unread in the socket.
+    let n = 48u64;
+    let mut all = Vec::new();
+    for k in 0..n {
+        all.extend(req(nbd::CMD_READ, k, k << 20, 1 << 20));
+    }
+    c.s.write_all(&all).unwrap();
+    let t = Instant::now();
+    while counters.paused.load(Ordering::Relaxed) == 0 {
+        assert!(t.elapsed() < Duration::from_secs(60), "the connection was never paused");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let peak = counters.reply_bytes_peak.load(Ordering::Relaxed);
+    assert!(peak <= 4 << 20, "held {peak} bytes of replies, over the 4 MiB limit");
+    assert!(peak > 3 << 20, "held only {peak} bytes before pausing");
+    // Reading the replies lets the rest through: every request is answered.
+    let mut seen: Vec<u64> = (0..n).map(|_| c.reply(|_| 1 << 20)).map(|r| r.0).collect();
+    seen.sort();
+    assert_eq!(seen, (0..n).collect::<Vec<_>>());
+    assert!(counters.reply_bytes_peak.load(Ordering::Relaxed) <= 4 << 20);
+    stop.store(true, Ordering::Relaxed);
+    let s = h.join().unwrap();
+    assert!(s.reply_pauses >= 1);
+    assert_eq!(s.dir(0, nbd::CMD_READ).ios, n);
+}
