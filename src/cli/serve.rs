@@ -41,13 +41,13 @@ pub struct ServeArgs {
     pub reply_limit_mib: u64,
     /// Wall seconds per simulated second: 1 is real time, 10 runs the model ten times slower than
     /// real time (for drives this machine cannot simulate live).
-    #[arg(long, default_value_t = 1.0, value_name = "F")]
+    #[arg(long, default_value_t = 1.0, value_name = "F", allow_negative_numbers = true)]
     pub time_scale: f64,
     /// Stop after this many wall seconds (default: at Ctrl-C or SIGTERM).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub duration: Option<f64>,
     /// A reply sent more than this many simulated microseconds after the model completed it counts as late.
-    #[arg(long, default_value_t = nvmesim::serve::DEFAULT_LATE_NS as f64 / 1e3, value_name = "US")]
+    #[arg(long, default_value_t = nvmesim::serve::DEFAULT_LATE_NS as f64 / 1e3, value_name = "US", allow_negative_numbers = true)]
     pub late_us: f64,
     /// Results format on exit: normal or json.
     #[arg(long, default_value = "normal", value_name = "FMT")]
@@ -71,7 +71,8 @@ pub struct ServeArgs {
     /// Device preset (see `nvmesim presets`).
     #[arg(long, value_name = "PRESET")]
     pub device: Option<String>,
-    /// Device state at start: none, sequential, steady-state, sustained (as `nvmesim run`).
+    /// Device state at start: none, sequential, steady-state, sustained (as `nvmesim run`;
+    /// working-set is refused: serve has no jobs to take a working set from).
     #[arg(long, default_value = "steady-state", value_name = "STATE")]
     pub precondition: String,
     /// Controller arbitration (as `nvmesim run`).

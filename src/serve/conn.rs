@@ -15,6 +15,7 @@
 //! ends the accept loop.
 
 use super::{nbd, Msg, Reply};
+use crate::sim::Ns;
 use nbd::ExportInfo;
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -164,6 +165,21 @@ pub(super) struct Shared {
     pub refused: Arc<AtomicU64>,
     pub counters: Arc<Counters>,
     pub limits: Limits,
+    pub clock: Clock,
+}
+
+/// Simulated time as the simulation thread keeps it: wall time since
+/// `start` divided by `scale`.
+#[derive(Clone, Copy)]
+pub(super) struct Clock {
+    pub start: Instant,
+    pub scale: f64,
+}
+
+impl Clock {
+    pub fn now(&self) -> Ns {
+        (self.start.elapsed().as_nanos() as f64 / self.scale) as Ns
+    }
 }
 
 /// A stderr line now, or summed into the next one when lines come faster
@@ -289,7 +305,7 @@ fn connection(mut s: Box<dyn Stream>, sh: &Shared, conn: u32) {
     let Ok(mut w) = s.clone_stream() else { return };
     let (rtx, rrx) = mpsc::channel::<Reply>();
     let budget = Arc::new(ReplyBudget::new(sh.limits.reply_bytes, sh.counters.clone()));
-    let wb = budget.clone();
+    let (wb, wtx, clock) = (budget.clone(), tx.clone(), sh.clock);
     let writer = std::thread::Builder::new()
         .name(format!("nbd-reply-{conn}"))
         .spawn(move || {
@@ -297,6 +313,12 @@ fn connection(mut s: Box<dyn Stream>, sh: &Shared, conn: u32) {
                 // A client gone: keep draining so the simulation never blocks.
                 let _ = nbd::write_reply(&mut w, r.handle, r.error, &r.data);
                 wb.release(r.reserved);
+                if let Some(at) = r.done_at {
+                    // Lag counts until the reply is in the socket, not queued.
+                    let _ = wtx.send(Msg::Replied {
+                        lag: clock.now().saturating_sub(at),
+                    });
+                }
             }
         });
     if let Err(e) = writer {
@@ -320,6 +342,7 @@ fn connection(mut s: Box<dyn Stream>, sh: &Shared, conn: u32) {
             error,
             data: Vec::new(),
             reserved: 0,
+            done_at: None,
         });
     };
     while let Ok(req) = nbd::read_request(&mut s) {

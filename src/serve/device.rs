@@ -5,10 +5,17 @@
 //! pair): a request becomes SQEs in that SQ's ring and a doorbell, and the
 //! CQE arriving in host memory (at its `cqe.at`) completes it.
 //!
+//! An SQ never holds more commands than the driver's tags allow (the Linux
+//! nvme driver's io_queue_depth, capped by the controller's CAP.MQES, less
+//! one: [`nvme_tag_depth`]): commands beyond them wait on the host side, in
+//! order, and enter the ring as earlier ones complete, as block-layer
+//! requests wait for a tag.
+//!
 //! No wall clock here: [`Device::advance`] runs the model up to a simulated
 //! time, so the real-time loop and the tests drive the same code.
 
 use crate::config::{MachineConfig, MechanismChoice};
+use crate::host::block::blk_mq::nvme_tag_depth;
 use crate::nvme::arbitration::QPrio;
 use crate::nvme::controller::Controller;
 use crate::nvme::{Cqe, HostPort, Sqe};
@@ -97,6 +104,7 @@ impl Default for DeviceOptions {
 #[derive(Debug, Clone, Copy)]
 struct CmdRec {
     req: u32,
+    sq: u32,
 }
 
 pub struct Device {
@@ -115,6 +123,14 @@ pub struct Device {
     pub namespace_bytes: u64,
     /// Priority of each SQ's commands (its export's class).
     sq_ioprio: Vec<IoPrio>,
+    /// Commands one SQ may have in the device (tags per hardware queue).
+    pub tags: u32,
+    /// Per SQ: commands in the ring or the controller (holding a tag), and
+    /// those waiting on the host for one.
+    tagged: Vec<u32>,
+    untagged: Vec<VecDeque<Sqe>>,
+    /// Commands that had to wait for a tag.
+    pub tag_waits: u64,
 }
 
 impl Device {
@@ -172,6 +188,10 @@ impl Device {
             max_cmd_bytes,
             namespace_bytes,
             sq_ioprio: sqs.to_vec(),
+            tags: nvme_tag_depth(dev.nvme.driver_queue_depth, dev.nvme.max_queue_entries),
+            tagged: vec![0; sqs.len()],
+            untagged: vec![VecDeque::new(); sqs.len()],
+            tag_waits: 0,
             cfg,
         })
     }
@@ -191,27 +211,43 @@ impl Device {
         } else {
             self.max_cmd_bytes.max(512)
         };
-        let mut n = 0;
+        let (mut n, mut rung) = (0, 0);
         let mut pos = 0u64;
+        let s = sq as usize;
         loop {
             let l = (len as u64 - pos).min(step) as u32;
-            let cid = self.cmds.insert(CmdRec { req });
-            self.port.rings[sq as usize].push_back(Sqe {
+            let cid = self.cmds.insert(CmdRec { req, sq });
+            let sqe = Sqe {
                 cid,
                 op,
                 offset: offset + pos,
                 len: l,
                 prio,
                 flags,
-            });
+            };
+            if self.tagged[s] < self.tags && self.untagged[s].is_empty() {
+                self.tagged[s] += 1;
+                self.port.rings[s].push_back(sqe);
+                rung += 1;
+            } else {
+                self.untagged[s].push_back(sqe);
+                self.tag_waits += 1;
+            }
             n += 1;
             pos += l as u64;
             if pos >= len as u64 {
                 break;
             }
         }
-        self.q.schedule(at + self.posted_ns, Event::SqDoorbell { sq, n });
+        if rung > 0 {
+            self.q.schedule(at + self.posted_ns, Event::SqDoorbell { sq, n: rung });
+        }
         n
+    }
+
+    /// Commands of `sq` in the ring or the controller (at most [`Device::tags`]).
+    pub fn sq_tagged(&self, sq: u32) -> u32 {
+        self.tagged[sq as usize]
     }
 
     /// The earliest time something happens: an event, or a CQE landing.
@@ -226,22 +262,36 @@ impl Device {
 
     /// Run the model through `until`; completed commands go to `done` as
     /// (time the CQE landed, request).
+    /// Events and landed CQEs go in time order: a completion frees a tag,
+    /// and the command waiting for it is doorbelled then.
     pub fn advance(&mut self, until: Ns, done: &mut Vec<(Ns, u32)>) {
-        while let Some(t) = self.q.peek_time() {
-            if t > until {
-                break;
+        loop {
+            let ev = self.q.peek_time().filter(|&t| t <= until);
+            let cqe = self.port.landed.peek().map(|r| r.0).filter(|&(at, _)| at <= until);
+            match (ev, cqe) {
+                (Some(t), Some((at, _))) if t <= at => self.step(),
+                (Some(_), None) => self.step(),
+                (_, Some((at, cid))) => {
+                    self.port.landed.pop();
+                    let rec = self.cmds.remove(cid);
+                    done.push((at, rec.req));
+                    let s = rec.sq as usize;
+                    self.tagged[s] -= 1;
+                    if let Some(sqe) = self.untagged[s].pop_front() {
+                        self.tagged[s] += 1;
+                        self.port.rings[s].push_back(sqe);
+                        let t = at.max(self.q.now()) + self.posted_ns;
+                        self.q.schedule(t, Event::SqDoorbell { sq: rec.sq, n: 1 });
+                    }
+                }
+                (None, None) => break,
             }
-            let (now, ev) = self.q.pop().unwrap();
-            self.dispatch(now, ev);
         }
-        while let Some(&Reverse((at, cid))) = self.port.landed.peek() {
-            if at > until {
-                break;
-            }
-            self.port.landed.pop();
-            let rec = self.cmds.remove(cid);
-            done.push((at, rec.req));
-        }
+    }
+
+    fn step(&mut self) {
+        let (now, ev) = self.q.pop().expect("an event was peeked");
+        self.dispatch(now, ev);
     }
 
     /// Hand a device event to its layer (as the machine's dispatch does for
@@ -354,6 +404,28 @@ mod tests {
         assert_eq!(d.in_flight(), 0);
         assert_eq!(d.ctrl.writes(), 1);
         assert_eq!(d.ctrl.reads(), 1);
+    }
+
+    #[test]
+    fn an_sq_holds_no_more_commands_than_its_tags_and_the_rest_wait_on_the_host() {
+        let mut d = Device::new(tiny(), &[IoPrio::NONE], &opts(false)).unwrap();
+        let tags = d.tags;
+        let n = tags + 50;
+        for i in 0..n {
+            d.submit(0, 0, Ddir::Read, i as u64 * 4096, 4096, 0, i);
+        }
+        assert_eq!(d.sq_tagged(0), tags);
+        assert!(d.port.rings[0].len() as u32 <= tags);
+        assert_eq!(d.tag_waits, 50);
+        let mut done = Vec::new();
+        while let Some(t) = d.next_time() {
+            d.advance(t, &mut done);
+            assert!(d.sq_tagged(0) <= tags);
+        }
+        let mut reqs: Vec<u32> = done.iter().map(|x| x.1).collect();
+        reqs.sort();
+        assert_eq!(reqs, (0..n).collect::<Vec<_>>(), "every command completes once");
+        assert_eq!(d.sq_tagged(0), 0);
     }
 
     #[test]

@@ -115,6 +115,9 @@ pub struct Reply {
     /// Bytes of the connection's reply budget this reply frees once written
     /// (a read's length, whatever its outcome).
     pub reserved: u64,
+    /// When the model completed it (simulated): the writer reports the lag
+    /// once the reply is written. None: answered without the model.
+    pub done_at: Option<Ns>,
 }
 
 /// What connection threads tell the simulation thread.
@@ -132,6 +135,10 @@ enum Msg {
     },
     Closed {
         conn: u32,
+    },
+    /// A reply of the model's was written, this long after its completion.
+    Replied {
+        lag: Ns,
     },
 }
 
@@ -156,6 +163,13 @@ impl Server {
         }
         if !(opts.time_scale.is_finite() && opts.time_scale > 0.0) {
             return Err(format!("--time-scale {}: must be a number > 0", opts.time_scale));
+        }
+        if opts.device.precondition == crate::ssd::Precondition::WorkingSet {
+            return Err(
+                "--precondition working-set: serve has no jobs whose working set could be written; \
+                        use none, sequential, steady-state or sustained"
+                    .into(),
+            );
         }
         if opts.exports.is_empty() {
             opts.exports.push((String::new(), IoPrio::NONE));
@@ -255,6 +269,10 @@ impl Server {
             refused: Arc::new(AtomicU64::new(0)),
             counters: self.counters.clone(),
             limits: self.opts.limits,
+            clock: conn::Clock {
+                start,
+                scale: self.opts.time_scale,
+            },
         };
         let refused = sh.refused.clone();
         let spawn = |name: &str, f: Box<dyn FnOnce() + Send>| {
@@ -320,7 +338,7 @@ impl Server {
                 self.on_msg(m, &mut st, &sim_of);
             }
             let now = sim_of(Instant::now());
-            self.advance(now, &mut st, &sim_of);
+            self.advance(now, &mut st);
             if self.opts.status && start.elapsed() >= next_status {
                 next_status += Duration::from_secs(1);
                 let s = &st.summary;
@@ -357,12 +375,18 @@ impl Server {
             }
         }
         let end = sim_of(Instant::now());
+        // Replies written just before the end still count.
+        while let Ok(m) = rx.try_recv() {
+            if let Msg::Replied { lag } = m {
+                st.summary.replied(lag);
+            }
+        }
         let mut s = st.summary;
         s.finish(end, &self.device, &self.store);
         Ok(s)
     }
 
-    fn advance(&mut self, until: Ns, st: &mut SimState, sim_of: &dyn Fn(Instant) -> Ns) {
+    fn advance(&mut self, until: Ns, st: &mut SimState) {
         let mut done = std::mem::take(&mut st.done);
         done.clear();
         self.device.advance(until, &mut done);
@@ -381,20 +405,15 @@ impl Server {
             } else {
                 (0, Vec::new())
             };
-            let sent = sim_of(Instant::now());
-            st.summary.completed(
-                r.export,
-                r.kind,
-                r.len,
-                at.saturating_sub(r.entered),
-                sent.saturating_sub(at),
-            );
+            st.summary
+                .completed(r.export, r.kind, r.len, at.saturating_sub(r.entered));
             if let Some(c) = st.conns.get_mut(&r.conn) {
                 let _ = c.replies.send(Reply {
                     handle: r.handle,
                     error,
                     data,
                     reserved: if r.kind == nbd::CMD_READ { r.len as u64 } else { 0 },
+                    done_at: Some(at),
                 });
                 c.outstanding -= 1;
                 if c.closing && c.outstanding == 0 {
@@ -423,6 +442,7 @@ impl Server {
                     },
                 );
             }
+            Msg::Replied { lag } => st.summary.replied(lag),
             Msg::Closed { conn } => {
                 if let Some(c) = st.conns.get_mut(&conn) {
                     c.closing = true;
@@ -451,6 +471,7 @@ impl Server {
                         error: nbd::EIO,
                         data: Vec::new(),
                         reserved: if req.kind == nbd::CMD_READ { req.len as u64 } else { 0 },
+                        done_at: None,
                     });
                     return;
                 }

@@ -157,10 +157,13 @@ impl Summary {
         }
     }
 
-    /// A request of `kind` on export `e` completed `lat` after it arrived;
-    /// its reply went out `lag` after that completion.
-    pub(super) fn completed(&mut self, e: usize, kind: u16, len: u32, lat: Ns, lag: Ns) {
+    /// A request of `kind` on export `e` completed `lat` after it arrived.
+    pub(super) fn completed(&mut self, e: usize, kind: u16, len: u32, lat: Ns) {
         self.exports[e].dirs[dir_index(kind)].add(len as u64, lat);
+    }
+
+    /// A reply was written to its client `lag` after the model completed it.
+    pub(super) fn replied(&mut self, lag: Ns) {
         let l = &mut self.lag;
         l.replies += 1;
         l.sum_ns += lag;
@@ -188,6 +191,7 @@ impl Summary {
         let obj = dev.as_object_mut().expect("the device block is an object");
         obj.insert("util_pct".into(), json!(c.busy_fraction(end) * 100.0));
         obj.insert("memory_store_bytes".into(), json!(store.resident_bytes()));
+        obj.insert("tag_waits".into(), json!(d.tag_waits));
         let mut sqs = Vec::new();
         for (e, ex) in self.exports.iter().enumerate() {
             for &sq in &ex.sqs {

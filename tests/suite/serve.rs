@@ -761,3 +761,27 @@ fn a_client_that_never_reads_its_replies_holds_no_more_than_the_reply_limit() {
     assert!(s.reply_pauses >= 1);
     assert_eq!(s.dir(0, nbd::CMD_READ).ios, n);
 }
+
+#[test]
+fn serve_refuses_a_working_set_precondition_and_a_negative_time_scale() {
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_nvmesim"))
+            .args(["serve", "--device", "null", "--quiet", "--duration", "0.1"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?} was accepted");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let sock = temp("refuse.sock");
+    let s = sock.to_str().unwrap();
+    let e = run(&["--socket", s, "--precondition", "working-set"]);
+    assert!(
+        e.contains("--precondition working-set") && e.contains("sustained"),
+        "{e}"
+    );
+    // Parsed as a value, then refused by the check (not "unexpected argument").
+    let e = run(&["--socket", s, "--time-scale", "-1"]);
+    assert!(e.contains("--time-scale -1: must be a number > 0"), "{e}");
+    assert!(!sock.exists());
+}
