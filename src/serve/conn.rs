@@ -106,6 +106,8 @@ pub struct Counters {
     pub paused: AtomicUsize,
     /// Times a connection was paused so.
     pub pauses: AtomicU64,
+    /// fdatasync calls on the backing file (one per flush or FUA write).
+    pub syncs: AtomicU64,
 }
 
 /// One connection's read replies in the server: bytes reserved when a read
@@ -166,6 +168,8 @@ pub(super) struct Shared {
     pub counters: Arc<Counters>,
     pub limits: Limits,
     pub clock: Clock,
+    /// The backing file, synced before a flush's or FUA write's reply.
+    pub durable: Option<Arc<std::fs::File>>,
 }
 
 /// Simulated time as the simulation thread keeps it: wall time since
@@ -305,11 +309,22 @@ fn connection(mut s: Box<dyn Stream>, sh: &Shared, conn: u32) {
     let Ok(mut w) = s.clone_stream() else { return };
     let (rtx, rrx) = mpsc::channel::<Reply>();
     let budget = Arc::new(ReplyBudget::new(sh.limits.reply_bytes, sh.counters.clone()));
-    let (wb, wtx, clock) = (budget.clone(), tx.clone(), sh.clock);
+    let (wb, wtx, clock, durable) = (budget.clone(), tx.clone(), sh.clock, sh.durable.clone());
+    let counters = sh.counters.clone();
     let writer = std::thread::Builder::new()
         .name(format!("nbd-reply-{conn}"))
         .spawn(move || {
-            for r in rrx {
+            for mut r in rrx {
+                // An acknowledged flush is on stable storage: every write
+                // before it is in the file (written when it arrived), and
+                // fdatasync makes the file's data durable. Here, off the
+                // simulation thread; a failure is the client's EIO.
+                if let (true, 0, Some(f)) = (r.sync, r.error, &durable) {
+                    match f.sync_data() {
+                        Ok(()) => drop(counters.syncs.fetch_add(1, Ordering::Relaxed)),
+                        Err(_) => r.error = nbd::EIO,
+                    }
+                }
                 // A client gone: keep draining so the simulation never blocks.
                 let _ = nbd::write_reply(&mut w, r.handle, r.error, &r.data);
                 wb.release(r.reserved);
@@ -343,6 +358,7 @@ fn connection(mut s: Box<dyn Stream>, sh: &Shared, conn: u32) {
             data: Vec::new(),
             reserved: 0,
             done_at: None,
+            sync: false,
         });
     };
     while let Ok(req) = nbd::read_request(&mut s) {

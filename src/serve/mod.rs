@@ -118,6 +118,9 @@ pub struct Reply {
     /// When the model completed it (simulated): the writer reports the lag
     /// once the reply is written. None: answered without the model.
     pub done_at: Option<Ns>,
+    /// A flush or FUA write: the backing file (if any) is made durable
+    /// (`fdatasync`) before the reply goes.
+    pub sync: bool,
 }
 
 /// What connection threads tell the simulation thread.
@@ -269,6 +272,7 @@ impl Server {
             refused: Arc::new(AtomicU64::new(0)),
             counters: self.counters.clone(),
             limits: self.opts.limits,
+            durable: self.store.durable_file(),
             clock: conn::Clock {
                 start,
                 scale: self.opts.time_scale,
@@ -305,6 +309,7 @@ impl Server {
             s.refused_connections = refused.load(Ordering::Relaxed);
             s.reply_bytes_peak = self.counters.reply_bytes_peak.load(Ordering::Relaxed);
             s.reply_pauses = self.counters.pauses.load(Ordering::Relaxed);
+            s.backing_syncs = self.counters.syncs.load(Ordering::Relaxed);
             s
         });
         if let Some(o) = owned {
@@ -414,6 +419,7 @@ impl Server {
                     data,
                     reserved: if r.kind == nbd::CMD_READ { r.len as u64 } else { 0 },
                     done_at: Some(at),
+                    sync: r.sync,
                 });
                 c.outstanding -= 1;
                 if c.closing && c.outstanding == 0 {
@@ -472,6 +478,7 @@ impl Server {
                         data: Vec::new(),
                         reserved: if req.kind == nbd::CMD_READ { req.len as u64 } else { 0 },
                         done_at: None,
+                        sync: false,
                     });
                     return;
                 }
@@ -501,6 +508,7 @@ impl Server {
                     len: req.len,
                     entered,
                     parts: 0,
+                    sync: req.kind == nbd::CMD_FLUSH || req.flags & nbd::CMD_FLAG_FUA != 0,
                 });
                 c.outstanding += 1;
                 let parts = self.device.submit(entered, c.sq, op, offset, len, flags, id);
@@ -527,6 +535,8 @@ struct Pending {
     len: u32,
     entered: Ns,
     parts: u32,
+    /// A flush, or a request with FUA.
+    sync: bool,
 }
 
 struct SimState {

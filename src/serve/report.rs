@@ -121,6 +121,8 @@ pub struct Summary {
     /// connection was paused for holding more than its limit.
     pub reply_bytes_peak: u64,
     pub reply_pauses: u64,
+    /// fdatasync calls on the backing file.
+    pub backing_syncs: u64,
     pub end_ns: Ns,
     pub size: u64,
     /// The device block, filled at the end.
@@ -151,6 +153,7 @@ impl Summary {
             refused_connections: 0,
             reply_bytes_peak: 0,
             reply_pauses: 0,
+            backing_syncs: 0,
             end_ns: 0,
             size: exports.first().map_or(0, |e| e.size),
             device: Value::Null,
@@ -246,6 +249,7 @@ impl Summary {
                 "refused_connections": self.refused_connections,
                 "reply_bytes_peak": self.reply_bytes_peak,
                 "reply_pauses": self.reply_pauses,
+                "backing_syncs": self.backing_syncs,
                 "exports": exports,
                 "lag": {
                     "replies": l.replies,

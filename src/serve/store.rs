@@ -8,12 +8,15 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::Arc;
 
 const BLOCK: u64 = 4096;
 
 pub enum Store {
     Mem(HashMap<u64, Box<[u8]>>),
-    File(File),
+    /// Shared with the reply threads, which `fdatasync` it before a flush's
+    /// or FUA write's reply.
+    File(Arc<File>),
 }
 
 impl Store {
@@ -39,7 +42,7 @@ impl Store {
             f.set_len(size)
                 .map_err(|e| format!("--backing {}: cannot size it to {size} bytes: {e}", path.display()))?;
         }
-        Ok(Store::File(f))
+        Ok(Store::File(Arc::new(f)))
     }
 
     pub fn write(&mut self, off: u64, data: &[u8]) -> io::Result<()> {
@@ -137,6 +140,14 @@ impl Store {
                 }
                 Ok(())
             }
+        }
+    }
+
+    /// The backing file, for the reply threads to make flushed data durable.
+    pub fn durable_file(&self) -> Option<Arc<File>> {
+        match self {
+            Store::File(f) => Some(f.clone()),
+            Store::Mem(_) => None,
         }
     }
 

@@ -279,6 +279,7 @@ fn in_process_client_round_trips_data_and_survives_hostile_clients() {
     stop.store(true, Ordering::Relaxed);
     let s = h.join().unwrap();
     assert!(!sock.exists(), "the socket file is removed at exit");
+    assert_eq!(s.backing_syncs, 0, "no backing file, nothing to sync");
     assert_eq!(s.dir(0, nbd::CMD_TRIM).ios, 1);
     assert_eq!(s.dir(0, nbd::CMD_FLUSH).ios, 1);
     assert_eq!(s.dir(0, nbd::CMD_WRITE_ZEROES).ios, 2);
@@ -784,4 +785,35 @@ fn serve_refuses_a_working_set_precondition_and_a_negative_time_scale() {
     let e = run(&["--socket", s, "--time-scale", "-1"]);
     assert!(e.contains("--time-scale -1: must be a number > 0"), "{e}");
     assert!(!sock.exists());
+}
+
+#[test]
+fn flush_and_fua_writes_fdatasync_the_backing_file_before_their_reply() {
+    let sock = temp("sync.sock");
+    let img = temp("sync.img");
+    let _ = std::fs::remove_file(&img);
+    let mut o = ServeOptions::new(tiny_cfg());
+    o.socket = Some(sock.clone());
+    o.device.precondition = Precondition::None;
+    o.backing = Some(img.clone());
+    let server = Server::bind(o).unwrap();
+    let counters = server.counters();
+    let stop = Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    let h = std::thread::spawn(move || server.run(st).unwrap());
+    let mut c = Client::connect(&sock, "");
+    let syncs = || counters.syncs.load(Ordering::Relaxed);
+    assert_eq!(c.write(0, &[7u8; 4096]), 0);
+    assert_eq!(syncs(), 0, "a plain write is not synced");
+    assert_eq!(c.simple(nbd::CMD_FLUSH, 0, 0, 0), 0);
+    assert_eq!(syncs(), 1, "the flush's reply came before its fdatasync");
+    c.send(nbd::CMD_WRITE, nbd::CMD_FLAG_FUA, 5, 8192, 512, &[9u8; 512]);
+    assert_eq!(c.reply(|_| 0).1, 0);
+    assert_eq!(syncs(), 2, "the FUA write's reply came before its fdatasync");
+    assert_eq!(c.read(0, 4096), (0, vec![7u8; 4096]));
+    assert_eq!(syncs(), 2);
+    stop.store(true, Ordering::Relaxed);
+    let s = h.join().unwrap();
+    assert_eq!(s.backing_syncs, 2);
+    let _ = std::fs::remove_file(&img);
 }
