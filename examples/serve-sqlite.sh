@@ -66,8 +66,10 @@ if [ $wrr = 1 ]; then
 else
     exports=(--export fg --export bg)
 fi
+# The data in a sparse file, not memory: the background writer alone
+# writes up to 16 GiB (the kernel's page cache keeps what is hot).
 "$NVMESIM" serve "${dev[@]}" --socket "$sock" "${exports[@]}" --quiet \
-    --output-format json --output "$work/serve.json" &
+    --store "file:$work/drive.img" --output-format json --output "$work/serve.json" &
 server=$!
 for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.05; done
 [ -S "$sock" ] || { echo "serve-sqlite.sh: the server did not start" >&2; exit 1; }

@@ -1,6 +1,7 @@
 //! `nvmesim serve`: the command line of [`nvmesim::serve`].
 
 use nvmesim::config;
+use nvmesim::serve::store::{parse_size, StoreChoice};
 use nvmesim::serve::{DeviceOptions, ServeOptions, Server};
 use nvmesim::workload::IoPrio;
 use std::path::PathBuf;
@@ -27,7 +28,15 @@ pub struct ServeArgs {
     /// (default: up to 4, within the controller's max_io_queues).
     #[arg(long, value_name = "N")]
     pub queues: Option<u32>,
-    /// Keep the data in this sparse file (created if missing) instead of in memory.
+    /// Where the data is kept: memory (sparse, up to --store-limit; beyond it writes to unwritten
+    /// blocks get ENOSPC), file:PATH (a sparse file, created if missing; flushes fdatasync it), or
+    /// none (timing only: writes are dropped, reads return each 8-byte word's own offset).
+    #[arg(long, default_value = "memory", value_name = "KIND")]
+    pub store: String,
+    /// Most data the memory store holds, e.g. 512M, 8G (default: a quarter of physical memory).
+    #[arg(long, value_name = "SIZE")]
+    pub store_limit: Option<String>,
+    /// The same as --store file:FILE.
     #[arg(long, value_name = "FILE")]
     pub backing: Option<PathBuf>,
     /// Connections open at once; a client beyond them is closed at once, with a line on stderr
@@ -120,7 +129,17 @@ pub fn cmd_serve(a: ServeArgs) -> Result<(), String> {
         ));
     }
     o.limits.reply_bytes = a.reply_limit_mib << 20;
-    o.backing = a.backing.clone();
+    o.store = match (&a.backing, a.store.as_str()) {
+        (Some(p), "memory") => StoreChoice::File(p.clone()),
+        (Some(_), _) => return Err("--backing FILE is --store file:FILE; give one of them".into()),
+        (None, k) => StoreChoice::parse(k)?,
+    };
+    if let Some(l) = &a.store_limit {
+        let StoreChoice::Memory { limit } = &mut o.store else {
+            return Err("--store-limit is for --store memory".into());
+        };
+        *limit = parse_size(l).map_err(|e| format!("--store-limit {e}"))?;
+    }
     o.time_scale = a.time_scale;
     if let Some(d) = a.duration {
         if !(d.is_finite() && d > 0.0) {

@@ -57,8 +57,8 @@ pub struct ServeOptions {
     pub exports: Vec<(String, IoPrio)>,
     /// Queue pairs per export (None: up to 4, within the controller's queues).
     pub queues_per_export: Option<u32>,
-    /// Sparse backing file (None: sparse in memory).
-    pub backing: Option<PathBuf>,
+    /// Where the data is kept (default: in memory, up to a quarter of RAM).
+    pub store: store::StoreChoice,
     /// Wall seconds per simulated second (1: real time; 10: ten times slower).
     pub time_scale: f64,
     /// Stop after this much wall time (None: at `stop`).
@@ -81,7 +81,7 @@ impl ServeOptions {
             tcp: None,
             exports: Vec::new(),
             queues_per_export: None,
-            backing: None,
+            store: store::StoreChoice::default(),
             time_scale: 1.0,
             duration: None,
             device: DeviceOptions::default(),
@@ -174,6 +174,11 @@ impl Server {
                     .into(),
             );
         }
+        if opts.store == store::StoreChoice::None && opts.device.verify {
+            return Err(
+                "--verify with --store none: there is no data to check; use --store memory or file:PATH".into(),
+            );
+        }
         if opts.exports.is_empty() {
             opts.exports.push((String::new(), IoPrio::NONE));
         }
@@ -210,10 +215,7 @@ impl Server {
         }
         let device = Device::new(opts.cfg.clone(), &sq_prios, &opts.device)?;
         let size = device.namespace_bytes;
-        let store = match &opts.backing {
-            Some(p) => Store::file(p, size)?,
-            None => Store::memory(),
-        };
+        let store = opts.store.open(size)?;
         let exports = Arc::new(
             opts.exports
                 .iter()
@@ -471,10 +473,26 @@ impl Server {
                     nbd::CMD_TRIM | nbd::CMD_WRITE_ZEROES => self.store.zero(req.offset, req.len as u64),
                     _ => Ok(()),
                 };
-                if effect.is_err() {
+                if let Err(e) = effect {
+                    let full = e.raw_os_error() == Some(28);
+                    if full && st.summary.enospc_replies == 0 {
+                        eprintln!(
+                            "nvmesim serve: the store is full ({}): writes to unwritten blocks get ENOSPC; \
+                             trim frees room, or restart with --store file:PATH or a larger --store-limit",
+                            match &self.opts.store {
+                                store::StoreChoice::Memory { limit } =>
+                                    format!("memory, --store-limit {:.2} GiB", *limit as f64 / (1u64 << 30) as f64),
+                                store::StoreChoice::File(p) => format!("its file system, {}", p.display()),
+                                store::StoreChoice::None => "none".into(),
+                            }
+                        );
+                    }
+                    if full {
+                        st.summary.enospc_replies += 1;
+                    }
                     let _ = c.replies.send(Reply {
                         handle: req.handle,
-                        error: nbd::EIO,
+                        error: if full { nbd::ENOSPC } else { nbd::EIO },
                         data: Vec::new(),
                         reserved: if req.kind == nbd::CMD_READ { req.len as u64 } else { 0 },
                         done_at: None,

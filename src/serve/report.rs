@@ -123,6 +123,8 @@ pub struct Summary {
     pub reply_pauses: u64,
     /// fdatasync calls on the backing file.
     pub backing_syncs: u64,
+    /// Writes refused because the store was full.
+    pub enospc_replies: u64,
     pub end_ns: Ns,
     pub size: u64,
     /// The device block, filled at the end.
@@ -154,6 +156,7 @@ impl Summary {
             reply_bytes_peak: 0,
             reply_pauses: 0,
             backing_syncs: 0,
+            enospc_replies: 0,
             end_ns: 0,
             size: exports.first().map_or(0, |e| e.size),
             device: Value::Null,
@@ -250,6 +253,7 @@ impl Summary {
                 "reply_bytes_peak": self.reply_bytes_peak,
                 "reply_pauses": self.reply_pauses,
                 "backing_syncs": self.backing_syncs,
+                "enospc_replies": self.enospc_replies,
                 "exports": exports,
                 "lag": {
                     "replies": l.replies,

@@ -1,27 +1,131 @@
-//! The bytes behind the simulated drive: sparse in memory (4 KiB blocks
-//! created on first write; a never-written byte reads as zero), or a sparse
-//! backing file (`--backing FILE`, holes where nothing was written). The
-//! model decides *when* a request completes; this decides *what* it reads.
+//! The bytes behind the simulated drive (`--store`): sparse in memory (4 KiB
+//! blocks created on first write; a never-written byte reads as zero), up to
+//! a limit past which a write needing new blocks fails with ENOSPC, never the
+//! OOM killer; a sparse backing file (`file:PATH`, holes where nothing was
+//! written), bounded by its file system; or none (timing only: writes are
+//! dropped and reads return [`pattern`]). The model decides *when* a request
+//! completes; this decides *what* it reads.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 const BLOCK: u64 = 4096;
 
 pub enum Store {
-    Mem(HashMap<u64, Box<[u8]>>),
+    /// Blocks, and the most blocks it may hold.
+    Mem(HashMap<u64, Box<[u8]>>, u64),
     /// Shared with the reply threads, which `fdatasync` it before a flush's
     /// or FUA write's reply.
     File(Arc<File>),
+    /// Keeps nothing.
+    Null,
+}
+
+/// What `--store none` reads: each aligned 8-byte word holds its own byte
+/// offset, little-endian (deterministic, and unlike zeroes it shows which
+/// offset a block was read from).
+pub fn pattern(off: u64, out: &mut [u8]) {
+    for (i, b) in out.iter_mut().enumerate() {
+        let p = off + i as u64;
+        *b = ((p & !7) >> (8 * (p & 7))) as u8;
+    }
+}
+
+/// The default memory store limit: a quarter of physical memory. ESTIMATE:
+/// leaves three quarters to the clients under test, the page cache and the
+/// rest of the machine, yet holds a working set of many GiB on any machine
+/// that can run the clients; 4 GiB where physical memory cannot be read.
+pub fn default_memory_limit() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sysconf only reads system configuration.
+        let (pages, size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+        if pages > 0 && size > 0 {
+            return pages as u64 * size as u64 / 4;
+        }
+    }
+    4 << 30
+}
+
+/// Where `nvmesim serve` keeps the data (`--store`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum StoreChoice {
+    /// In memory, at most `limit` bytes of data.
+    Memory { limit: u64 },
+    /// A sparse backing file, created if missing.
+    File(PathBuf),
+    /// No data: timing only.
+    None,
+}
+
+impl Default for StoreChoice {
+    fn default() -> Self {
+        StoreChoice::Memory {
+            limit: default_memory_limit(),
+        }
+    }
+}
+
+impl StoreChoice {
+    /// `memory`, `file:PATH` or `none`.
+    pub fn parse(s: &str) -> Result<StoreChoice, String> {
+        match s {
+            "memory" => Ok(StoreChoice::default()),
+            "none" => Ok(StoreChoice::None),
+            _ => match s.strip_prefix("file:") {
+                Some(p) if !p.is_empty() => Ok(StoreChoice::File(PathBuf::from(p))),
+                _ => Err(format!("--store {s}: expected memory, file:PATH or none")),
+            },
+        }
+    }
+
+    pub fn open(&self, size: u64) -> Result<Store, String> {
+        match self {
+            StoreChoice::Memory { limit } => Ok(Store::memory(*limit)),
+            StoreChoice::File(p) => Store::file(p, size),
+            StoreChoice::None => Ok(Store::Null),
+        }
+    }
+}
+
+/// `--store-limit`: bytes, with an optional K, M, G or T suffix (powers of 1024).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mul) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_uppercase() {
+                'K' => 1u64 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                'T' => 1 << 40,
+                _ => return Err(format!("{s}: expected a size such as 512M or 8G")),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1),
+    };
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("{s}: expected a size such as 512M or 8G"))?;
+    if !(n.is_finite() && n > 0.0) {
+        return Err(format!("{s}: must be > 0"));
+    }
+    Ok((n * mul as f64) as u64)
+}
+
+fn enospc() -> io::Error {
+    io::Error::from_raw_os_error(28)
 }
 
 impl Store {
-    pub fn memory() -> Store {
-        Store::Mem(HashMap::new())
+    /// In memory, holding at most `limit` bytes of data (the process
+    /// holds about 10% more: the map's entries and the allocator's headers).
+    pub fn memory(limit: u64) -> Store {
+        Store::Mem(HashMap::new(), limit / BLOCK)
     }
 
     /// A backing file of `size` bytes (created sparse if missing; a larger
@@ -48,7 +152,17 @@ impl Store {
     pub fn write(&mut self, off: u64, data: &[u8]) -> io::Result<()> {
         match self {
             Store::File(f) => f.write_all_at(data, off),
-            Store::Mem(m) => {
+            Store::Null => Ok(()),
+            Store::Mem(m, max) => {
+                if data.is_empty() {
+                    return Ok(());
+                }
+                // All or nothing: a write that would pass the limit changes no byte.
+                let (first, last) = (off / BLOCK, (off + data.len() as u64 - 1) / BLOCK);
+                let new = (first..=last).filter(|b| !m.contains_key(b)).count() as u64;
+                if m.len() as u64 + new > *max {
+                    return Err(enospc());
+                }
                 let mut pos = 0usize;
                 while pos < data.len() {
                     let at = off + pos as u64;
@@ -78,7 +192,8 @@ impl Store {
                     pos += n;
                 }
             }
-            Store::Mem(m) => {
+            Store::Null => pattern(off, &mut out),
+            Store::Mem(m, _) => {
                 let mut pos = 0usize;
                 while pos < len {
                     let at = off + pos as u64;
@@ -114,7 +229,8 @@ impl Store {
                 }
                 Ok(())
             }
-            Store::Mem(m) => {
+            Store::Null => Ok(()),
+            Store::Mem(m, _) => {
                 let (first_full, end_full) = (off.div_ceil(BLOCK), (off + len) / BLOCK);
                 // Partial blocks at the edges are zeroed in place.
                 let mut edge = |s: u64, e: u64| {
@@ -147,15 +263,15 @@ impl Store {
     pub fn durable_file(&self) -> Option<Arc<File>> {
         match self {
             Store::File(f) => Some(f.clone()),
-            Store::Mem(_) => None,
+            Store::Mem(..) | Store::Null => None,
         }
     }
 
     /// Bytes held in memory (memory store) for the report.
     pub fn resident_bytes(&self) -> u64 {
         match self {
-            Store::Mem(m) => m.len() as u64 * BLOCK,
-            Store::File(_) => 0,
+            Store::Mem(m, _) => m.len() as u64 * BLOCK,
+            Store::File(_) | Store::Null => 0,
         }
     }
 }
@@ -202,8 +318,37 @@ mod tests {
     }
 
     #[test]
+    fn a_full_memory_store_refuses_new_blocks_with_enospc_and_changes_nothing() {
+        let mut s = Store::memory(2 * BLOCK);
+        s.write(0, &[1; 4096]).unwrap();
+        // Crosses into two new blocks: one would fit, so none is written.
+        let e = s.write(6000, &[2; 4096]).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(28));
+        assert_eq!(s.read(4096, 8192).unwrap(), vec![0; 8192]);
+        s.write(4096, &[3; 4096]).unwrap();
+        assert_eq!(s.resident_bytes(), 2 * BLOCK);
+        // Rewriting held blocks still works when full; a trim frees room.
+        s.write(100, &[4; 100]).unwrap();
+        assert!(s.write(1 << 20, &[5]).is_err());
+        s.zero(0, BLOCK).unwrap();
+        s.write(1 << 20, &[5]).unwrap();
+    }
+
+    #[test]
+    fn the_null_store_keeps_nothing_and_reads_its_pattern() {
+        let mut s = Store::Null;
+        s.write(0, &[9; 4096]).unwrap();
+        let r = s.read(8, 16).unwrap();
+        assert_eq!(&r[..8], &8u64.to_le_bytes());
+        assert_eq!(&r[8..], &16u64.to_le_bytes());
+        // Unaligned: the bytes of the words they fall in.
+        assert_eq!(s.read(4097, 3).unwrap(), (4096u64.to_le_bytes())[1..4].to_vec());
+        assert_eq!(s.resident_bytes(), 0);
+    }
+
+    #[test]
     fn memory_store_reads_back_and_zeroes() {
-        let mut s = Store::memory();
+        let mut s = Store::memory(u64::MAX);
         check(&mut s);
         // A zero over every block frees them (the retain path).
         s.zero(0, 1 << 40).unwrap();

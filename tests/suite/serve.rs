@@ -795,7 +795,7 @@ fn flush_and_fua_writes_fdatasync_the_backing_file_before_their_reply() {
     let mut o = ServeOptions::new(tiny_cfg());
     o.socket = Some(sock.clone());
     o.device.precondition = Precondition::None;
-    o.backing = Some(img.clone());
+    o.store = nvmesim::serve::store::StoreChoice::File(img.clone());
     let server = Server::bind(o).unwrap();
     let counters = server.counters();
     let stop = Arc::new(AtomicBool::new(false));
@@ -816,4 +816,67 @@ fn flush_and_fua_writes_fdatasync_the_backing_file_before_their_reply() {
     let s = h.join().unwrap();
     assert_eq!(s.backing_syncs, 2);
     let _ = std::fs::remove_file(&img);
+}
+
+#[test]
+fn a_full_memory_store_answers_enospc_and_the_none_store_keeps_no_data() {
+    let sock = temp("full.sock");
+    let srv = serve(
+        &[
+            "--config",
+            "tests/data/tiny-ssd.toml",
+            "--precondition",
+            "none",
+            "--store-limit",
+            "64K",
+        ],
+        &sock,
+        60.0,
+    );
+    let mut c = Client::connect(&sock, "");
+    let p = pattern(3, 65536);
+    assert_eq!(c.write(0, &p), 0);
+    assert_eq!(c.write(1 << 20, &[1u8; 4096]), nbd::ENOSPC, "a write past the limit");
+    assert_eq!(c.write(4096, &[2u8; 4096]), 0, "rewriting held blocks goes on");
+    assert_eq!(c.simple(nbd::CMD_TRIM, 0, 0, 4096), 0);
+    assert_eq!(c.write(1 << 20, &[1u8; 4096]), 0, "a trim made room");
+    assert_eq!(c.read(8192, 4096), (0, p[8192..12288].to_vec()));
+    drop(c);
+    Command::new("kill")
+        .args(["-TERM", &srv.id().to_string()])
+        .status()
+        .unwrap();
+    let out = srv.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("the store is full") && err.contains("--store-limit"),
+        "{err}"
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["nvmesim serve"]["enospc_replies"], 1);
+
+    // --store none: writes are dropped, reads return each word's offset.
+    let srv = serve(&["--device", "null", "--store", "none"], &sock, 60.0);
+    let mut c = Client::connect(&sock, "");
+    assert_eq!(c.write(4096, &[0xeeu8; 4096]), 0);
+    let (e, d) = c.read(4096, 16);
+    assert_eq!(e, 0);
+    assert_eq!(&d[..8], &4096u64.to_le_bytes());
+    assert_eq!(&d[8..], &4104u64.to_le_bytes());
+    drop(c);
+    let j = finish(srv);
+    assert_eq!(j["nvmesim"]["device"]["memory_store_bytes"], 0);
+    let out = Command::new(env!("CARGO_BIN_EXE_nvmesim"))
+        .args([
+            "serve", "--device", "null", "--store", "none", "--verify", "--quiet", "--socket",
+        ])
+        .arg(&sock)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--verify with --store none"),
+        "{err}"
+    );
 }
