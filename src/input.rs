@@ -194,6 +194,22 @@ impl<R: Read> Iterator for Lines<R> {
     }
 }
 
+/// Checks text already in memory (a job or config given by value, as the
+/// Python bindings give them) against `lim`, as if it were read from a file
+/// named `name`: the same errors, and nothing is copied.
+pub fn check_text(text: &str, name: &str, lim: Limits) -> Result<(), String> {
+    if text.len() as u64 > lim.max_bytes {
+        return Err(format!(
+            "{name}: larger than {} MiB: too large for a {} (nvmesim's limit)",
+            lim.max_bytes >> 20,
+            lim.what
+        ));
+    }
+    let mut lines = Lines::new(text.as_bytes(), name, lim);
+    lines.by_ref().for_each(drop);
+    lines.error.map_or(Ok(()), Err)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,5 +263,15 @@ mod tests {
             let e = l.error.unwrap();
             assert!(e.starts_with(err), "{e}");
         }
+    }
+
+    #[test]
+    fn text_in_memory_has_the_file_bounds() {
+        check_text("[j]\nrw=read\n", "<job>", JOB).unwrap();
+        let long = format!("[j]\nfilename={}\n", "x".repeat(9000));
+        let e = check_text(&long, "<job>", JOB).unwrap_err();
+        assert!(e.starts_with("<job>:2: a line longer than 8192 bytes"), "{e}");
+        let e = check_text("[j]\0", "<job>", JOB).unwrap_err();
+        assert!(e.contains("binary data"), "{e}");
     }
 }

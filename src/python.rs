@@ -23,8 +23,17 @@ fn err(e: String) -> PyErr {
     NvmesimError::new_err(e)
 }
 
+/// A RunSpec from JSON. A job or config given by value (Python text, not a
+/// path) gets the bounds a file gets (size, line length, no NUL), so an
+/// input's size is refused before anything is built from it.
 fn spec_from(spec_json: &str) -> PyResult<RunSpec> {
-    serde_json::from_str(spec_json).map_err(|e| err(format!("bad run spec: {e}")))
+    let spec: RunSpec = serde_json::from_str(spec_json).map_err(|e| err(format!("bad run spec: {e}")))?;
+    for (src, lim) in [(&spec.job, crate::input::JOB), (&spec.config, crate::input::CONFIG)] {
+        if let Some(s) = src {
+            crate::input::check_text(&s.text, &s.path, lim).map_err(err)?;
+        }
+    }
+    Ok(spec)
 }
 
 /// Simulate one run: `spec_json` is a RunSpec (flags, seed, job/config by

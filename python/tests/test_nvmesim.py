@@ -70,6 +70,15 @@ def test_missing_job_file_raises():
         nvmesim.run("no/such.fio")
 
 
+def test_text_given_by_value_has_the_file_bounds():
+    # A job given as text gets a job file's bounds before anything is built.
+    long = "[j]\nfilename=" + "x" * 9000 + "\nrw=read\n"
+    with pytest.raises(nvmesim.NvmesimError, match="<job>:2: a line longer than 8192 bytes"):
+        nvmesim.run(long)
+    with pytest.raises(nvmesim.NvmesimError, match="<config>: larger than 16 MiB"):
+        nvmesim.run("[j]\nrw=read\n", config="#\n" * (9 << 20))
+
+
 def test_sweep_local_is_a_tidy_table_and_resumes(sweep_file, tmp_path):
     out = tmp_path / "out"
     df = nvmesim.sweep(sweep_file, out=out, jobs=2, progress=False)
