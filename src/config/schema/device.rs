@@ -91,8 +91,9 @@ impl DeviceConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueueMapConfig {
-    /// `per-core` (Linux's stock map), `rw-isolation`, `linux-read-queues`,
-    /// `wrr-ioprio`, `wrr-affinity`, `read-size-split`.
+    /// A name from the host's list of queue maps (`host::queue_map::POLICIES`,
+    /// listed with their help by `nvmesim run --help`); `per-core`, Linux's
+    /// stock map, by default.
     #[serde(default = "per_core")]
     pub policy: String,
     /// rw-isolation: read queues to write queues, "R:W" (default "3:1").
