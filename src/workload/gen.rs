@@ -432,13 +432,14 @@ impl IoGenerator {
         seed: u64,
         records: &[crate::workload::trace::TraceRecord],
     ) -> Result<Self, String> {
-        use crate::workload::trace::{remap, Remap, TraceOp};
+        use crate::workload::trace::{Remap, Remapper, TraceOp};
         let mut g = Self::new(spec, clone_index, region, seed);
-        let mut recs: Vec<_> = records.iter().filter(|r| r.op != TraceOp::Flush).cloned().collect();
-        remap(&mut recs, region.1, Remap::Wrap)?;
+        // Each record is remapped as its I/O is made: no copy of the records.
+        let remap = Remapper::new(records, region.1, Remap::Wrap)?;
         let scale = f64::from(spec.replay_time_scale.max(1)) / 100.0;
-        let mut ios = Vec::with_capacity(recs.len());
-        for r in &recs {
+        let n = records.iter().filter(|r| r.op != TraceOp::Flush).count();
+        let mut ios = Vec::with_capacity(n);
+        for r in records.iter().filter(|r| r.op != TraceOp::Flush) {
             let ddir = match r.op {
                 TraceOp::Read => Ddir::Read,
                 TraceOp::Write => Ddir::Write,
@@ -450,7 +451,7 @@ impl IoGenerator {
                 due,
                 Io {
                     ddir,
-                    offset: region.0 + r.offset,
+                    offset: region.0 + remap.offset(r),
                     len: r.len,
                     prio,
                 },

@@ -379,35 +379,63 @@ pub const REMAP_ALIGN: u64 = 4096;
 /// Errors (and leaves `recs` untouched) when `device_bytes` is 0 and there is
 /// a request with an address, or when a request is longer than the device.
 pub fn remap(recs: &mut [TraceRecord], device_bytes: u64, mode: Remap) -> Result<(), String> {
-    let data = || recs.iter().filter(|r| r.op != TraceOp::Flush);
-    if let Some(r) = data().find(|r| r.len as u64 > device_bytes) {
-        return Err(format!(
-            "a {} request of {} bytes (at trace time {} ns) is longer than the {device_bytes}-byte device",
-            op_name(r.op),
-            r.len,
-            r.time_ns
-        ));
-    }
-    if device_bytes == 0 && data().next().is_some() {
-        return Err("cannot remap onto a device of 0 bytes".to_string());
-    }
-    let max_end: u128 = data().map(|r| r.offset as u128 + r.len as u128).max().unwrap_or(0);
-    let align_down = |x: u64| x - x % REMAP_ALIGN;
+    let m = Remapper::new(recs, device_bytes, mode)?;
     for r in recs.iter_mut().filter(|r| r.op != TraceOp::Flush) {
-        let raw = match mode {
+        r.offset = m.offset(r);
+    }
+    Ok(())
+}
+
+/// [`remap`] one record at a time, for a caller that builds its own list
+/// from the records instead of changing them (the replay, which would
+/// otherwise copy every record first).
+pub struct Remapper {
+    device_bytes: u64,
+    mode: Remap,
+    max_end: u128,
+}
+
+impl Remapper {
+    /// Checks `recs` against a device of `device_bytes` (the errors of
+    /// [`remap`]) and notes what [`Remap::Fit`] scales by.
+    pub fn new(recs: &[TraceRecord], device_bytes: u64, mode: Remap) -> Result<Self, String> {
+        let data = || recs.iter().filter(|r| r.op != TraceOp::Flush);
+        if let Some(r) = data().find(|r| r.len as u64 > device_bytes) {
+            return Err(format!(
+                "a {} request of {} bytes (at trace time {} ns) is longer than the {device_bytes}-byte device",
+                op_name(r.op),
+                r.len,
+                r.time_ns
+            ));
+        }
+        if device_bytes == 0 && data().next().is_some() {
+            return Err("cannot remap onto a device of 0 bytes".to_string());
+        }
+        let max_end: u128 = data().map(|r| r.offset as u128 + r.len as u128).max().unwrap_or(0);
+        Ok(Remapper {
+            device_bytes,
+            mode,
+            max_end,
+        })
+    }
+
+    /// The new offset of `r` (a request with an address, not a flush).
+    pub fn offset(&self, r: &TraceRecord) -> u64 {
+        let device_bytes = self.device_bytes;
+        let align_down = |x: u64| x - x % REMAP_ALIGN;
+        let raw = match self.mode {
             Remap::Wrap => r.offset % device_bytes,
             // offset < max_end whenever len > 0, so this is < device_bytes;
             // a zero-length record at max_end lands on device_bytes, fixed below.
-            Remap::Fit => (r.offset as u128 * device_bytes as u128 / max_end.max(1)) as u64,
+            Remap::Fit => (r.offset as u128 * device_bytes as u128 / self.max_end.max(1)) as u64,
         };
         let mut off = align_down(raw);
         let len = r.len as u64;
         if off + len > device_bytes {
             off = align_down(device_bytes - len);
         }
-        r.offset = off;
+        off
     }
-    Ok(())
 }
 
 fn op_name(op: TraceOp) -> &'static str {
