@@ -249,13 +249,39 @@ fn shorten(jobs: &mut fio::FioJobFile) {
     }
 }
 
+/// `f` on a thread of its own: its result, or why none came within `bound`
+/// (a panic, whose message the test's output shows above, or a timeout).
+fn within<T: Send + 'static>(bound: Duration, f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(bound) {
+        Ok(r) => Ok(r),
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(format!("still running after {bound:?}")),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err("panicked (see the message above)".into()),
+    }
+}
+
+/// A fresh scratch folder for one test of this module.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("nvmesim-fuzz-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A file a case writes before it runs (a trace its job replays): path and bytes.
+type Trace = Option<(PathBuf, Vec<u8>)>;
+
 /// What one case did: the stage that refused it (0 parse, 1 config, 2
 /// pre-build checks, 3 machine build) or 4 for a simulated run; or a failure.
-fn run_case(job: String, cfg: String, trace: Option<(PathBuf, String)>, pre: Precondition) -> Result<usize, String> {
-    if let Some((p, text)) = &trace {
-        std::fs::write(p, text).unwrap();
+/// `job_path` names the job file (its `include`s are looked for next to it).
+fn run_case(job: String, job_path: &str, cfg: String, trace: Trace, pre: Precondition) -> Result<usize, String> {
+    if let Some((p, bytes)) = &trace {
+        std::fs::write(p, bytes).unwrap();
     }
-    let Ok(mut jobs) = fio::parse_str(&job, "fuzz.fio") else {
+    let Ok(mut jobs) = fio::parse_str(&job, job_path) else {
         return Ok(0);
     };
     shorten(&mut jobs);
@@ -285,8 +311,7 @@ fn mutated_inputs_never_panic_hang_or_strand_io() {
     let tiny = std::fs::read_to_string(root().join("tests/data/tiny-ssd.toml")).unwrap();
     let null = "[host]\nextends = \"xeon-e5506-2s\"\n[device]\nextends = \"null\"\n".to_string();
     let trace = std::fs::read_to_string(root().join("src/scenario/hmb/python-pass-launch.csv")).unwrap();
-    let dir = std::env::temp_dir().join(format!("nvmesim-fuzz-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("jobs");
     let cases = std::env::var("NVMESIM_FUZZ_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -305,7 +330,7 @@ fn mutated_inputs_never_panic_hang_or_strand_io() {
                 g.below(2)
             );
             let t = mutate_job(&mut g, &trace);
-            (mutate_job(&mut g, &job), Some((p, t)))
+            (mutate_job(&mut g, &job), Some((p, t.into_bytes())))
         } else {
             let base = if g.below(8) == 0 {
                 &bad_jobs[g.below(bad_jobs.len())]
@@ -320,18 +345,9 @@ fn mutated_inputs_never_panic_hang_or_strand_io() {
             _ => tiny.clone(),
         };
         let pre = [Precondition::None, Precondition::SteadyState, Precondition::Sustained][g.below(3)];
-        let (tx, rx) = mpsc::channel();
         let (j2, c2) = (job.clone(), cfg.clone());
         let t0 = Instant::now();
-        std::thread::spawn(move || {
-            let _ = tx.send(run_case(j2, c2, tr, pre));
-        });
-        let outcome = match rx.recv_timeout(CASE_BOUND) {
-            Ok(r) => r,
-            Err(mpsc::RecvTimeoutError::Timeout) => Err(format!("still running after {CASE_BOUND:?}")),
-            Err(mpsc::RecvTimeoutError::Disconnected) => Err("panicked (see the message above)".into()),
-        };
-        match outcome {
+        match within(CASE_BOUND, move || run_case(j2, "fuzz.fio", c2, tr, pre)).and_then(|r| r) {
             Ok(stage) => stages[stage] += 1,
             Err(why) => panic!("fuzz case {case} ({pre:?}): {why}\n--- job ---\n{job}--- config ---\n{cfg}"),
         }
