@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+mod sweep;
+
 /// Cases run by default: 20,000 took about 16 s on the 2-core development
 /// machine (10,000 in 7.8 s: about 55% refused by the parser, 10% by the
 /// config, 8% by the checks and the build, 27% simulated).
