@@ -18,6 +18,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 mod sweep;
+mod zst;
 
 /// Cases run by default: 20,000 took about 16 s on the 2-core development
 /// machine (10,000 in 7.8 s: about 55% refused by the parser, 10% by the
