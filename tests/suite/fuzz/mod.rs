@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+mod include;
 mod sweep;
 mod zst;
 
