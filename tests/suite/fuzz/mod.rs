@@ -6,6 +6,10 @@
 //!
 //! Deterministic: case `i` uses seed `i`, so a failure names the case and
 //! reruns alike (`NVMESIM_FUZZ_CASES=N` changes the count).
+//!
+//! The submodules widen the inputs: sweep files' `[vary]` ranges through the
+//! planner ([`sweep`]), extreme numbers on the command line ([`cli`]),
+//! `include` lines ([`include`]) and damaged `.zst` traces ([`zst`]).
 
 use nvmesim::config;
 use nvmesim::machine::precheck;
@@ -17,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+mod cli;
 mod include;
 mod sweep;
 mod zst;
