@@ -166,13 +166,19 @@ impl Device {
         if let Some(s) = ssd.as_mut() {
             s.kick_all(0, &mut q);
         }
-        // The block layer's split size; and no command larger than the
-        // write buffer, which could never start in the model (`nvmesim run`
-        // refuses such jobs before running; a client cannot be refused).
+        // The block layer's split size; and no write command larger than
+        // the write buffer can take beside a program unit less one mapping
+        // unit of staged data (staged data leaves only in whole program
+        // units), which could never start in the model: `nvmesim run`
+        // refuses such jobs before running (machine/precheck.rs); a client
+        // cannot be refused, so its request is split smaller.
         let mut max_cmd_bytes = dev.max_request_bytes();
-        if let Some(s) = ssd.as_ref() {
-            let cap = s.cache.capacity / unit_bytes * unit_bytes;
-            max_cmd_bytes = max_cmd_bytes.min(cap.max(unit_bytes));
+        if let (Some(s), Some(c)) = (ssd.as_ref(), dev.ssd.as_ref()) {
+            let n = &c.nand;
+            let program_units =
+                u64::from(n.planes_per_die) * u64::from(n.pages_per_program) * u64::from(n.page_bytes) / unit_bytes;
+            let room = (s.cache.capacity / unit_bytes).saturating_sub(program_units.saturating_sub(1));
+            max_cmd_bytes = max_cmd_bytes.min((room * unit_bytes).max(unit_bytes));
         }
         Ok(Device {
             ctrl,
@@ -215,7 +221,13 @@ impl Device {
         let mut pos = 0u64;
         let s = sq as usize;
         loop {
-            let l = (len as u64 - pos).min(step) as u32;
+            // Commands end on multiples of `step` in the namespace, so an
+            // unaligned request's commands each span at most step / unit
+            // mapping units: a command that started mid-unit and ran a
+            // whole `step` would span one unit more than the write buffer
+            // holds, and could never start.
+            let at_off = offset + pos;
+            let l = (len as u64 - pos).min(step - at_off % step) as u32;
             let cid = self.cmds.insert(CmdRec { req, sq });
             let sqe = Sqe {
                 cid,

@@ -294,6 +294,50 @@ fn in_process_client_round_trips_data_and_survives_hostile_clients() {
     assert!(dev["trimmed_units"].as_u64().unwrap() >= 4);
 }
 
+/// A large unaligned write on the tiny drive (1 MiB write buffer) completes
+/// and is read back on another connection: its commands end on split
+/// boundaries and leave room for a program unit of staged data, so none
+/// waits forever for buffer room.
+#[test]
+fn a_write_completed_on_one_connection_is_read_back_on_another() {
+    let sock = temp("twoconn.sock");
+    let mut o = ServeOptions::new(tiny_cfg());
+    o.socket = Some(sock.clone());
+    o.device.precondition = Precondition::None;
+    let server = Server::bind(o).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    let h = std::thread::spawn(move || server.run(st).unwrap());
+    let (mut a, mut b) = (Client::connect(&sock, ""), Client::connect(&sock, ""));
+    // Unaligned, across blocks, and large enough to be split for the drive.
+    let (off, p) = (3 * 4096 + 100, pattern(3, (2 << 20) + 777));
+    for round in 0..3u8 {
+        let p: Vec<u8> = p.iter().map(|&x| x.wrapping_add(round)).collect();
+        let (w, r) = if round % 2 == 0 {
+            (&mut a, &mut b)
+        } else {
+            (&mut b, &mut a)
+        };
+        assert_eq!(w.write(off, &p), 0);
+        assert_eq!(r.read(off, p.len() as u32), (0, p.clone()), "round {round}");
+        // A reply larger than a socket buffer, while the other connection's
+        // small reads go on.
+        r.send(nbd::CMD_READ, 0, 50, off, p.len() as u32, &[]);
+        assert_eq!(w.read(off + 4096, 4096), (0, p[4096..8192].to_vec()));
+        assert_eq!(r.reply(|_| p.len()).2, p);
+    }
+    assert_eq!(a.simple(nbd::CMD_TRIM, 0, off + 4096, 8192), 0);
+    let (_, d) = b.read(off, 16384);
+    assert!(d[4096..12288].iter().all(|&x| x == 0));
+    assert_eq!(
+        d[..4096],
+        pattern(3, 4096).iter().map(|&x| x.wrapping_add(2)).collect::<Vec<_>>()[..]
+    );
+    stop.store(true, Ordering::Relaxed);
+    let s = h.join().unwrap();
+    assert_eq!(s.dir(0, nbd::CMD_WRITE).ios, 3);
+}
+
 /// Whether `prog` runs; without it the test is skipped, except under CI,
 /// where it fails (./test-all installs it).
 fn have(prog: &str, args: &[&str], package: &str) -> bool {
