@@ -7,6 +7,7 @@
 
 use nvmesim::config;
 use nvmesim::serve::nbd;
+use nvmesim::serve::report::Summary;
 use nvmesim::serve::{DeviceOptions, ServeOptions, Server};
 use nvmesim::ssd::Precondition;
 use std::io::{Read, Write};
@@ -144,6 +145,14 @@ fn closed(s: &mut UnixStream) -> bool {
     matches!(s.read(&mut b), Ok(0) | Err(_))
 }
 
+/// Runs a bound server on a thread of its own until its stop flag is set;
+/// the handle returns its summary.
+fn run_in_thread(server: Server) -> (Arc<AtomicBool>, std::thread::JoinHandle<Summary>) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    (stop, std::thread::spawn(move || server.run(st).unwrap()))
+}
+
 fn pattern(seed: u8, len: usize) -> Vec<u8> {
     (0..len)
         .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed) | 1)
@@ -162,9 +171,7 @@ fn in_process_client_round_trips_data_and_survives_hostile_clients() {
     };
     let server = Server::bind(o).unwrap();
     let size = server.size();
-    let stop = Arc::new(AtomicBool::new(false));
-    let st = stop.clone();
-    let h = std::thread::spawn(move || server.run(st).unwrap());
+    let (stop, h) = run_in_thread(server);
 
     let mut c = Client::connect(&sock, "");
     assert_eq!(c.size, size);
@@ -305,9 +312,7 @@ fn a_write_completed_on_one_connection_is_read_back_on_another() {
     o.socket = Some(sock.clone());
     o.device.precondition = Precondition::None;
     let server = Server::bind(o).unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let st = stop.clone();
-    let h = std::thread::spawn(move || server.run(st).unwrap());
+    let (stop, h) = run_in_thread(server);
     let (mut a, mut b) = (Client::connect(&sock, ""), Client::connect(&sock, ""));
     // Unaligned, across blocks, and large enough to be split for the drive.
     let (off, p) = (3 * 4096 + 100, pattern(3, (2 << 20) + 777));
@@ -717,9 +722,7 @@ fn connections_beyond_the_limit_are_closed_and_a_stalled_handshake_is_dropped() 
     o.limits.max_connections = 2;
     o.limits.handshake = Duration::from_millis(300);
     let server = Server::bind(o).unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let st = stop.clone();
-    let h = std::thread::spawn(move || server.run(st).unwrap());
+    let (stop, h) = run_in_thread(server);
 
     let mut a = Client::connect(&sock, "");
     let b = Client::connect(&sock, "");
@@ -774,9 +777,7 @@ fn a_client_that_never_reads_its_replies_holds_no_more_than_the_reply_limit() {
     o.limits.reply_bytes = 4 << 20;
     let server = Server::bind(o).unwrap();
     let counters = server.counters();
-    let stop = Arc::new(AtomicBool::new(false));
-    let st = stop.clone();
-    let h = std::thread::spawn(move || server.run(st).unwrap());
+    let (stop, h) = run_in_thread(server);
 
     let mut c = Client::connect(&sock, "");
     // 48 reads of 1 MiB pipelined, no reply read: 48 MiB of replies
@@ -842,9 +843,7 @@ fn flush_and_fua_writes_fdatasync_the_backing_file_before_their_reply() {
     o.store = nvmesim::serve::store::StoreChoice::File(img.clone());
     let server = Server::bind(o).unwrap();
     let counters = server.counters();
-    let stop = Arc::new(AtomicBool::new(false));
-    let st = stop.clone();
-    let h = std::thread::spawn(move || server.run(st).unwrap());
+    let (stop, h) = run_in_thread(server);
     let mut c = Client::connect(&sock, "");
     let syncs = || counters.syncs.load(Ordering::Relaxed);
     assert_eq!(c.write(0, &[7u8; 4096]), 0);
