@@ -41,8 +41,7 @@ fn write_cache_fits(cfg: &MachineConfig, jobs: &FioJobFile) -> Result<(), String
         return Ok(());
     };
     let unit = u64::from(s.mapping_unit_bytes.max(1));
-    let n = &s.nand;
-    let program_units = u64::from(n.planes_per_die) * u64::from(n.pages_per_program) * u64::from(n.page_bytes) / unit;
+    let program_units = s.nand.program_unit_bytes() / unit;
     let cap = s.cache.capacity_bytes;
     for j in &jobs.jobs {
         let Some(w) = max_write_bytes(j) else { continue };

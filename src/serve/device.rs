@@ -174,9 +174,7 @@ impl Device {
         // cannot be refused, so its request is split smaller.
         let mut max_cmd_bytes = dev.max_request_bytes();
         if let (Some(s), Some(c)) = (ssd.as_ref(), dev.ssd.as_ref()) {
-            let n = &c.nand;
-            let program_units =
-                u64::from(n.planes_per_die) * u64::from(n.pages_per_program) * u64::from(n.page_bytes) / unit_bytes;
+            let program_units = c.nand.program_unit_bytes() / unit_bytes;
             let room = (s.cache.capacity / unit_bytes).saturating_sub(program_units.saturating_sub(1));
             max_cmd_bytes = max_cmd_bytes.min((room * unit_bytes).max(unit_bytes));
         }

@@ -296,6 +296,13 @@ impl NandConfig {
         u64::from(self.planes_per_die) * u64::from(self.blocks_per_plane)
     }
 
+    /// Bytes of one program unit (planes x pages per program x page): what
+    /// a die programs at once, and so the granule in which staged data
+    /// leaves the write cache.
+    pub fn program_unit_bytes(&self) -> u64 {
+        u64::from(self.planes_per_die) * u64::from(self.pages_per_program) * u64::from(self.page_bytes)
+    }
+
     /// The geometry within documented limits (its product is checked by
     /// [`SsdConfig::check`]), times at most 1 s, the channel 1 MB/s to 1 TB/s.
     pub fn check(&self, t: &Check) -> Result<(), String> {
@@ -368,7 +375,7 @@ impl WriteCacheConfig {
     /// also hold the largest write a job sends: checked against the jobs
     /// before the run, `machine/precheck.rs`.)
     pub fn check(&self, t: &Check, n: &NandConfig) -> Result<(), String> {
-        let program_unit = u64::from(n.planes_per_die) * u64::from(n.pages_per_program) * u64::from(n.page_bytes);
+        let program_unit = n.program_unit_bytes();
         let cap = self.capacity_bytes;
         if cap < program_unit.max(1) || cap > MAX_BUFFER_BYTES {
             return Err(t.err(format!(
