@@ -32,11 +32,11 @@
 //! makes one reap call per full queue).
 
 use super::block::request::Request;
-use super::thread::{Quiesce, SyncIssue};
+use super::thread::{Pause, Quiesce, Stop, SyncIssue};
 use super::{Guests, Host};
 use crate::nvme::SQE_FUA;
 use crate::sim::Ns;
-use crate::sim::{Event, Queue};
+use crate::sim::Queue;
 use crate::ssd::Ssd;
 use crate::workload::Ddir;
 
@@ -49,25 +49,6 @@ pub(crate) enum Step {
     Tail,
     /// The iteration is over: handle_thinktime.
     Think,
-}
-
-/// Why the fio loop gave the CPU up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Stop {
-    /// Between two iterations (other CPUs' events up to now go first).
-    Yield,
-    /// Asleep for a tag (a request of its io_submit, or an fsync's flush).
-    Tag,
-    /// Blocked in fsync(2) until its flush completes.
-    Sync,
-    /// In io_getevents until min_nr completions are in its ring.
-    Wait,
-    /// Quiesced: sleeping for a think time or a rate slot.
-    Sleep(Quiesce),
-    /// Waiting for an open-loop trace's next request, reaping as it goes.
-    Poll(Ns),
-    /// Finished.
-    Done,
 }
 
 impl Host {
@@ -104,7 +85,10 @@ impl Host {
             if let Some((min, max)) = self.threads[ti].getevents {
                 let ready = self.threads[ti].completed.len() as u32;
                 if ready < min {
-                    return (cur, Stop::Wait);
+                    // libaio with iodepth_batch_complete_min=0 calls
+                    // io_getevents with min_nr 0 until it has one: it spins.
+                    let poll = self.threads[ti].batch_min == 0;
+                    return (cur, Stop::Wait { min, poll });
                 }
                 self.threads[ti].getevents = None;
                 cur = self.fio_reap(cur, t, ready.min(max));
@@ -202,15 +186,8 @@ impl Host {
         let ti = t as usize;
         let c = self.env.costs.clone();
         let th = &mut self.threads[ti];
-        let (io, unchecked) = match th.pending.take() {
-            Some(io) => (io, std::mem::take(&mut th.pending_unchecked)),
-            None => match th.gen.next_io() {
-                Some(io) => (io, true),
-                None => {
-                    th.issuing_done = true;
-                    return Ok((cur, false));
-                }
-            },
+        let Some((io, unchecked)) = th.next_io() else {
+            return Ok((cur, false));
         };
         // fsync=N / fdatasync=N: the sync goes first (see thread.rs), once
         // what is queued has been submitted.
@@ -238,27 +215,22 @@ impl Host {
                 }
             };
         }
-        if th.gen.is_rate_limited() {
-            let due = th.issue_due(io.ddir, cur);
-            if due > cur {
-                th.pending = Some(io);
-                if th.gen.is_timed_replay() {
-                    // Reap while waiting for the trace time (see thread.rs).
-                    cur = self
-                        .td_io_commit(cur, cpu, t, vms, hint, q)
-                        .map_err(|at| (at, Stop::Tag))?;
-                    self.threads[ti].poll_reap = true;
-                    return Err((cur, Stop::Poll(due)));
-                }
+        let io = match th.rate_check(io, cur) {
+            Ok(io) => io,
+            Err(Pause::PollUntil(due)) => {
+                // Reap while waiting for the trace time (see thread.rs).
+                cur = self
+                    .td_io_commit(cur, cpu, t, vms, hint, q)
+                    .map_err(|at| (at, Stop::Tag))?;
+                self.threads[ti].poll_reap = true;
+                return Err((cur, Stop::Poll(due)));
+            }
+            Err(Pause::Quiesce(qs)) => {
                 // rate_ddir: quiesce, then sleep what is left of the slot.
-                th.quiesce_sleep = Some(Quiesce {
-                    sleep_ns: due - cur,
-                    release_pending: true,
-                });
+                th.quiesce_sleep = Some(qs);
                 return Ok((cur, false));
             }
-        }
-        th.pending_due = None;
+        };
         // get_io_u and td_io_queue: the application's work; the engine
         // queues the io_u (libaio's ld->queued, fio's io_u_queued).
         cur += c.app_per_io_ns;
@@ -403,52 +375,6 @@ impl Host {
             }
         }
         cur
-    }
-
-    /// Put a fio-loop thread where `stop` leaves it (thread_run's end).
-    /// Returns true when the thread has finished.
-    pub(super) fn fio_loop_park(&mut self, cur: Ns, begin: Ns, cpu: u32, t: u32, stop: Stop, q: &mut Queue) -> bool {
-        use super::thread::ThreadState;
-        self.cores[cpu as usize].busy_until = cur;
-        self.cores[cpu as usize].busy_ns += cur - begin;
-        let th = &mut self.threads[t as usize];
-        match stop {
-            Stop::Done => {
-                th.state = ThreadState::Done;
-                th.finished_ns = cur;
-                th.stats.finish(cur, th.usr_ns, th.sys_ns, th.ctx);
-                return true;
-            }
-            Stop::Yield => {
-                th.resume_submit = true;
-                th.state = ThreadState::Scheduled;
-                q.schedule(cur, Event::ThreadRun { thread: t });
-            }
-            Stop::Tag => th.state = ThreadState::WaitingTag,
-            Stop::Sync => th.state = ThreadState::WaitingIo,
-            Stop::Wait => {
-                th.wait_min = th.getevents.map_or(1, |(min, _)| min);
-                // libaio with iodepth_batch_complete_min=0 calls
-                // io_getevents with min_nr 0 until it has one: it spins.
-                th.polling = th.batch_min == 0;
-                th.state = ThreadState::WaitingIo;
-            }
-            Stop::Sleep(qs) => th.sleep(cur, qs, t, q),
-            Stop::Poll(due) => {
-                th.state = ThreadState::WaitingIo;
-                th.polling = true;
-                let at = due.min(th.end_ns);
-                if th.timer_at != at {
-                    th.timer_at = at;
-                    q.schedule(at, Event::ThreadTimer { thread: t });
-                }
-            }
-        }
-        if th.state == ThreadState::WaitingTag && th.vcpu == super::thread::NO_VCPU {
-            th.iowait_cpu = cpu;
-            self.cores[cpu as usize].iowaiters += 1;
-        }
-        false
     }
 }
 

@@ -48,6 +48,31 @@ pub(super) enum Pause {
     PollUntil(Ns),
 }
 
+/// Why a thread gave its CPU up at the end of a turn: both loops (the
+/// reap-all loop of thread_run.rs and fio's own loop in fio_loop.rs) end
+/// in one of these, and `Host::park` puts the thread where it says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stop {
+    /// Between two submissions: other CPUs' events up to now go first,
+    /// then the thread goes on where it was.
+    Yield,
+    /// Completions are waiting to be reaped: run again now.
+    Again,
+    /// Asleep for a tag (a request of its submission, or an fsync's flush).
+    Tag,
+    /// Blocked in fsync(2) until its flush completes.
+    Sync,
+    /// In io_getevents (or a blocking syscall) until `min` completions are
+    /// in its ring; `poll`: it spins (min_nr 0) instead of sleeping.
+    Wait { min: u32, poll: bool },
+    /// Quiesced: sleeping for a think time or a rate slot.
+    Sleep(Quiesce),
+    /// Waiting for an open-loop trace's next request, reaping as it goes.
+    Poll(Ns),
+    /// Finished.
+    Done,
+}
+
 /// A host job's thread: it runs on no guest vCPU.
 pub const NO_VCPU: u32 = u32::MAX;
 
@@ -255,6 +280,47 @@ impl Thread {
         } else {
             None
         }
+    }
+
+    /// fio's get_io_u: the I/O put back by the last turn, or the
+    /// generator's next one; `unchecked` (the bool) when fio has not yet
+    /// decided whether a sync goes before it. None when the job has no more
+    /// I/O: issuing is done.
+    pub(super) fn next_io(&mut self) -> Option<(Io, bool)> {
+        match self.pending.take() {
+            Some(io) => Some((io, std::mem::take(&mut self.pending_unchecked))),
+            None => match self.gen.next_io() {
+                Some(io) => Some((io, true)),
+                None => {
+                    self.issuing_done = true;
+                    None
+                }
+            },
+        }
+    }
+
+    /// rate / rate_iops / an open-loop trace: Err(pause) with `io` put back
+    /// when it is not due yet at `cur`, else Ok(io) to issue now.
+    pub(super) fn rate_check(&mut self, io: Io, cur: Ns) -> Result<Io, Pause> {
+        if self.gen.is_rate_limited() {
+            let due = self.issue_due(io.ddir, cur);
+            if due > cur {
+                self.pending = Some(io);
+                return Err(if self.gen.is_timed_replay() {
+                    // fio 3.36's iolog_delay reaps while it waits.
+                    Pause::PollUntil(due)
+                } else {
+                    // fio's rate_ddir: quiesce, then sleep what was left of
+                    // the slot when it decided to.
+                    Pause::Quiesce(Quiesce {
+                        sleep_ns: due - cur,
+                        release_pending: true,
+                    })
+                });
+            }
+        }
+        self.pending_due = None;
+        Ok(io)
     }
 
     /// One I/O (or an asynchronous fsync) went down on its own: fio's

@@ -6,7 +6,7 @@
 //! accounting are in thread.rs.
 
 use super::block::request::{Request, NO_BIO};
-use super::thread::{Pause, Quiesce, SyncIssue, Thread, ThreadState, NO_VCPU};
+use super::thread::{Pause, Quiesce, Stop, SyncIssue, Thread, ThreadState, NO_VCPU};
 use super::{Guests, Host};
 use crate::nvme::SQE_FUA;
 use crate::sim::Ns;
@@ -137,11 +137,11 @@ impl Host {
         }
         if self.threads[ti].fio_loop {
             let (end, stop) = if blocked_tag {
-                (cur, super::fio_loop::Stop::Tag)
+                (cur, Stop::Tag)
             } else {
                 self.fio_loop(cur, cpu, t, vms, hint, q)
             };
-            return self.fio_loop_park(end, begin, cpu, t, stop, q);
+            return self.park(end, begin, cpu, t, stop, q);
         }
         if !resuming && !blocked_tag && !synced && !self.threads[ti].blocked_in_sync() {
             // A sync engine's O_SYNC write whose data is written: its
@@ -230,16 +230,8 @@ impl Host {
             && self.threads[ti].in_sync.is_none()
         {
             let th = &mut self.threads[ti];
-            // `unchecked`: fio has not yet decided whether a sync goes first.
-            let (io, unchecked) = match th.pending.take() {
-                Some(io) => (io, std::mem::take(&mut th.pending_unchecked)),
-                None => match th.gen.next_io() {
-                    Some(io) => (io, true),
-                    None => {
-                        th.issuing_done = true;
-                        break;
-                    }
-                },
+            let Some((io, unchecked)) = th.next_io() else {
+                break;
             };
             // thinktime: after every thinktime_blocks I/Os, reap everything
             // in flight, then sleep (fio's handle_thinktime). Here (blocking
@@ -286,25 +278,13 @@ impl Host {
                 }
             }
             let th = &mut self.threads[ti];
-            if th.gen.is_rate_limited() {
-                let due = th.issue_due(io.ddir, cur);
-                if due > cur {
-                    th.pending = Some(io);
-                    pause = Some(if th.gen.is_timed_replay() {
-                        // fio 3.36's iolog_delay reaps while it waits.
-                        Pause::PollUntil(due)
-                    } else {
-                        // fio's rate_ddir: quiesce, then sleep what was
-                        // left of the slot when it decided to.
-                        Pause::Quiesce(Quiesce {
-                            sleep_ns: due - cur,
-                            release_pending: true,
-                        })
-                    });
+            let io = match th.rate_check(io, cur) {
+                Ok(io) => io,
+                Err(p) => {
+                    pause = Some(p);
                     break;
                 }
-            }
-            th.pending_due = None;
+            };
             th.think_count += 1;
             if th.null_engine {
                 // fio's null engine: the I/O is done when queued; only the
@@ -386,58 +366,91 @@ impl Host {
             }
         }
         let th = &mut self.threads[ti];
+        let stop = if th.issuing_done && th.inflight == 0 && th.tag_req.is_none() {
+            Stop::Done
+        } else {
+            if let Some(Pause::Quiesce(qs)) = pause {
+                th.quiesce_sleep = Some(qs);
+            }
+            if th.issuing_done {
+                // The job is over: no sleep, only the in-flight I/O to reap.
+                th.quiesce_sleep = None;
+                pause = None;
+            }
+            if yielded {
+                Stop::Yield
+            } else if blocked_tag {
+                Stop::Tag
+            } else if th.blocked_in_sync() {
+                // Asleep in fsync(2): only its flush's completion wakes it.
+                Stop::Sync
+            } else if !th.completed.is_empty() {
+                Stop::Again
+            } else if let Some(qs) = th.quiesce_sleep {
+                if th.inflight > 0 {
+                    // io_u_quiesce: blocked in io_getevents until all is
+                    // reaped (any completion wakes it: min 0).
+                    Stop::Wait { min: 0, poll: false }
+                } else {
+                    th.quiesce_sleep = None;
+                    Stop::Sleep(qs)
+                }
+            } else if let Some(Pause::PollUntil(due)) = pause {
+                // Reap completions as they come (fio 3.36 polls io_getevents
+                // in iolog_delay) and issue the next request at its trace time.
+                Stop::Poll(due)
+            } else if th.inflight > 0 {
+                Stop::Wait { min: 0, poll: false }
+            } else {
+                Stop::Again
+            }
+        };
+        self.park(cur, begin, cpu, t, stop, q)
+    }
+
+    /// End thread `t`'s turn on `cpu` (begun at `begin`) at `cur`: put it
+    /// where `stop` says, for either loop. Returns true when the thread has
+    /// finished.
+    pub(super) fn park(&mut self, cur: Ns, begin: Ns, cpu: u32, t: u32, stop: Stop, q: &mut Queue) -> bool {
         self.cores[cpu as usize].busy_until = cur;
         self.cores[cpu as usize].busy_ns += cur - begin;
-        if th.issuing_done && th.inflight == 0 && th.tag_req.is_none() {
-            th.state = ThreadState::Done;
-            th.finished_ns = cur;
-            th.stats.finish(cur, th.usr_ns, th.sys_ns, th.ctx);
-            return true;
-        }
-        if let Some(Pause::Quiesce(qs)) = pause {
-            th.quiesce_sleep = Some(qs);
-        }
-        if th.issuing_done {
-            // The job is over: no sleep, only the in-flight I/O to reap.
-            th.quiesce_sleep = None;
-            pause = None;
-        }
-        if yielded {
-            th.resume_submit = true;
-            th.state = ThreadState::Scheduled;
-            q.schedule(cur, Event::ThreadRun { thread: t });
-        } else if blocked_tag {
-            th.state = ThreadState::WaitingTag;
-        } else if th.blocked_in_sync() {
-            // Asleep in fsync(2): only its flush's completion wakes it.
-            th.state = ThreadState::WaitingIo;
-        } else if !th.completed.is_empty() {
-            th.state = ThreadState::Scheduled;
-            q.schedule(cur, Event::ThreadRun { thread: t });
-        } else if let Some(qs) = th.quiesce_sleep {
-            if th.inflight > 0 {
-                // io_u_quiesce: blocked in io_getevents until all is reaped.
+        let th = &mut self.threads[t as usize];
+        match stop {
+            Stop::Done => {
+                th.state = ThreadState::Done;
+                th.finished_ns = cur;
+                th.stats.finish(cur, th.usr_ns, th.sys_ns, th.ctx);
+                return true;
+            }
+            Stop::Yield => {
+                th.resume_submit = true;
+                th.state = ThreadState::Scheduled;
+                q.schedule(cur, Event::ThreadRun { thread: t });
+            }
+            Stop::Again => {
+                th.state = ThreadState::Scheduled;
+                q.schedule(cur, Event::ThreadRun { thread: t });
+            }
+            Stop::Tag => th.state = ThreadState::WaitingTag,
+            Stop::Sync => th.state = ThreadState::WaitingIo,
+            Stop::Wait { min, poll } => {
+                th.wait_min = min;
+                th.polling = poll;
                 th.state = ThreadState::WaitingIo;
-            } else {
-                th.quiesce_sleep = None;
+            }
+            Stop::Sleep(qs) => {
                 th.stats.quiesced();
                 th.sleep(cur, qs, t, q);
             }
-        } else if let Some(Pause::PollUntil(due)) = pause {
-            // Reap completions as they come (fio 3.36 polls io_getevents in
-            // iolog_delay) and issue the next request at its trace time.
-            th.state = ThreadState::WaitingIo;
-            th.polling = true;
-            let at = due.min(th.end_ns);
-            if th.timer_at != at {
-                th.timer_at = at;
-                q.schedule(at, Event::ThreadTimer { thread: t });
+            Stop::Poll(due) => {
+                th.state = ThreadState::WaitingIo;
+                th.polling = true;
+                let at = due.min(th.end_ns);
+                if th.timer_at != at {
+                    th.timer_at = at;
+                    q.schedule(at, Event::ThreadTimer { thread: t });
+                }
             }
-        } else if th.inflight > 0 {
-            th.state = ThreadState::WaitingIo;
-        } else {
-            th.state = ThreadState::Scheduled;
-            q.schedule(cur, Event::ThreadRun { thread: t });
         }
         // Asleep in io_schedule (a synchronous read or write, a tag wait),
         // which the idle governor counts; io_getevents sleeps interruptibly.
