@@ -2,7 +2,7 @@
 //! ioengines.c), for the asynchronous jobs whose counters and timing depend
 //! on when fio submits and when it reaps: `iodepth_batch`
 //! (`iodepth_batch_submit`), `iodepth_batch_complete_min` / `_max` and
-//! `thinktime`. Other jobs keep thread.rs's model, which reaps everything
+//! `thinktime`. Other jobs keep thread_run.rs's loop, which reaps everything
 //! that has completed at once and counts it as fio's one-at-a-time loop
 //! would.
 //!

@@ -1,9 +1,22 @@
-//! A fio thread's turn on its CPU (fio 3.33's backend.c `do_io` for the
-//! jobs that do not take fio_loop.rs): reap what completed, issue up to the
-//! iodepth (or one blocking I/O, or an fsync), honour thinktime, rate and
-//! trace timing, and go to sleep in io_getevents, a syscall or a tag wait
-//! until a completion, a timer or a tag wakes it. The thread's own state and
-//! accounting are in thread.rs.
+//! A fio thread's turn on its CPU. Every turn begins the same way
+//! (`turn_begin`: migration, the CPU, a context switch, the end of the
+//! ramp; `resume_tag`: a request that waited for a tag goes down;
+//! `sync_returned`) and ends the same way (`park`, from a `Stop`). Between
+//! the two, one of two submit/reap policies runs:
+//!
+//! - the reap-all loop here, for most jobs: reap everything that has
+//!   completed in one call (counted as fio's one-at-a-time loop would),
+//!   then submit up to the iodepth (or one blocking I/O, or an fsync),
+//!   honouring thinktime, rate and trace timing;
+//! - fio 3.33's own loop (backend.c `do_io`) in fio_loop.rs, for the
+//!   asynchronous jobs whose counters and timing depend on when fio
+//!   submits and reaps (`iodepth_batch*`, `thinktime`).
+//!
+//! Both take their next I/O from `Thread::next_io` and check its rate slot
+//! with `Thread::rate_check`. A parked thread waits in io_getevents, a
+//! syscall, a tag wait or a sleep until a completion, a timer or a tag
+//! wakes it (`wake`, `thread_timer`). The thread's own state and accounting
+//! are in thread.rs.
 
 use super::block::request::{Request, NO_BIO};
 use super::thread::{Pause, Quiesce, Stop, SyncIssue, Thread, ThreadState, NO_VCPU};
@@ -14,9 +27,111 @@ use crate::sim::{Event, Queue};
 use crate::ssd::Ssd;
 use crate::workload::Ddir;
 
+/// What a submission round of the reap-all loop ended with.
+struct Round {
+    cur: Ns,
+    /// Why it stopped before the queue was full, if it did.
+    pause: Option<Pause>,
+    /// It gave the other CPUs' events their turn between two submissions.
+    yielded: bool,
+    /// A request must wait for a tag.
+    blocked_tag: bool,
+}
+
+impl Round {
+    /// Where the round leaves its thread `th`.
+    fn stop(self, th: &mut Thread) -> Stop {
+        let Round {
+            mut pause,
+            yielded,
+            blocked_tag,
+            ..
+        } = self;
+        if th.issuing_done && th.inflight == 0 && th.tag_req.is_none() {
+            Stop::Done
+        } else {
+            if let Some(Pause::Quiesce(qs)) = pause {
+                th.quiesce_sleep = Some(qs);
+            }
+            if th.issuing_done {
+                // The job is over: no sleep, only the in-flight I/O to reap.
+                th.quiesce_sleep = None;
+                pause = None;
+            }
+            if yielded {
+                Stop::Yield
+            } else if blocked_tag {
+                Stop::Tag
+            } else if th.blocked_in_sync() {
+                // Asleep in fsync(2): only its flush's completion wakes it.
+                Stop::Sync
+            } else if !th.completed.is_empty() {
+                Stop::Again
+            } else if let Some(qs) = th.quiesce_sleep {
+                if th.inflight > 0 {
+                    // io_u_quiesce: blocked in io_getevents until all is
+                    // reaped (any completion wakes it: min 0).
+                    Stop::Wait { min: 0, poll: false }
+                } else {
+                    th.quiesce_sleep = None;
+                    Stop::Sleep(qs)
+                }
+            } else if let Some(Pause::PollUntil(due)) = pause {
+                // Reap completions as they come (fio 3.36 polls io_getevents
+                // in iolog_delay) and issue the next request at its trace time.
+                Stop::Poll(due)
+            } else if th.inflight > 0 {
+                Stop::Wait { min: 0, poll: false }
+            } else {
+                Stop::Again
+            }
+        }
+    }
+}
+
 impl Host {
     /// A fio thread gets the CPU. Returns true when the thread has finished.
     pub fn thread_run(&mut self, now: Ns, t: u32, vms: &mut dyn Guests, hint: Option<&Ssd>, q: &mut Queue) -> bool {
+        let ti = t as usize;
+        let (cur, cpu, begin, resuming) = self.turn_begin(now, t, vms);
+        let (cur, blocked_tag) = self.resume_tag(cur, cpu, t, vms, q);
+        if !resuming {
+            // A new round: its first submission pays the syscall.
+            self.threads[ti].in_batch = 0;
+        }
+        let (mut cur, synced) = self.sync_returned(cur, t);
+        if self.threads[ti].fio_loop {
+            let (end, stop) = if blocked_tag {
+                (cur, Stop::Tag)
+            } else {
+                self.fio_loop(cur, cpu, t, vms, hint, q)
+            };
+            return self.park(end, begin, cpu, t, stop, q);
+        }
+        // Reap everything that has completed (not between two submissions
+        // of one round: fio reaps when the queue is full or the round ends;
+        // not while asleep for a tag in the middle of a split bio, nor in
+        // the turn an fsync returned or while it has not).
+        let mut blocked_tag = blocked_tag;
+        let may_reap = !resuming && !synced && !self.threads[ti].blocked_in_sync();
+        if may_reap && !blocked_tag {
+            (cur, blocked_tag) = self.o_sync_flushes(cur, cpu, t, vms, q);
+        }
+        if may_reap && !blocked_tag && !self.threads[ti].completed.is_empty() {
+            cur = self.reap_all(cur, t);
+        }
+        let round = self.submit_round(cur, cpu, t, vms, hint, q, blocked_tag);
+        let cur = round.cur;
+        let stop = round.stop(&mut self.threads[ti]);
+        self.park(cur, begin, cpu, t, stop, q)
+    }
+
+    /// The start of thread `t`'s turn at `now`: it may migrate (unless it
+    /// goes on with a submission round), takes its CPU, leaves I/O wait,
+    /// pays a context switch if it slept, and starts its stats over at the
+    /// end of ramp_time. Returns (time, CPU, the turn's start, whether it
+    /// resumes a round).
+    fn turn_begin(&mut self, now: Ns, t: u32, vms: &mut dyn Guests) -> (Ns, u32, Ns, bool) {
         let ti = t as usize;
         self.threads[ti].polling = false;
         self.threads[ti].wait_min = 0;
@@ -47,7 +162,7 @@ impl Host {
             self.cores[iw as usize].iowaiters -= 1;
         }
         let begin = cur;
-        let c = self.env.costs.clone();
+        let c = &self.env.costs;
         if woke_from_sleep {
             cur += c.context_switch_ns;
             self.threads[ti].sys_ns += c.context_switch_ns;
@@ -73,8 +188,14 @@ impl Host {
                 th.think_count = 0;
             }
         }
-        // A request that was waiting for a tag now has one: finish submitting
-        // it, and the rest of its bio's parts if the block layer split it.
+        (cur, cpu, begin, resuming)
+    }
+
+    /// A request that was waiting for a tag now has one: finish submitting
+    /// it, and the rest of its bio's parts if the block layer split it.
+    /// Returns (time, whether a part must wait for a tag again).
+    fn resume_tag(&mut self, mut cur: Ns, cpu: u32, t: u32, vms: &mut dyn Guests, q: &mut Queue) -> (Ns, bool) {
+        let ti = t as usize;
         let mut blocked_tag = false;
         if let Some(r) = self.threads[ti].tag_req.take() {
             // An O_SYNC write's flush goes down for a write already in flight.
@@ -112,15 +233,16 @@ impl Host {
                 }
             }
         }
-        // Reap everything that has completed (not between two submissions
-        // of one round: fio reaps when the queue is full or the round ends;
-        // not while asleep for a tag in the middle of a split bio).
-        if !resuming {
-            self.threads[ti].in_batch = 0;
-        }
-        // fsync(2) returned: fio completes the sync inside its queue call,
-        // before it reaps anything else (io_u.c io_completed sets
-        // last_was_sync, so the next I/O is a write).
+        (cur, blocked_tag)
+    }
+
+    /// fsync(2) returned: fio completes the sync inside its queue call,
+    /// before it reaps anything else (io_u.c io_completed sets
+    /// last_was_sync, so the next I/O is a write). Returns (time, whether
+    /// it returned).
+    fn sync_returned(&mut self, mut cur: Ns, t: u32) -> (Ns, bool) {
+        let ti = t as usize;
+        let c = &self.env.costs;
         let mut synced = false;
         if let Some(s) = self.threads[ti].in_sync {
             let th = &mut self.threads[ti];
@@ -135,92 +257,110 @@ impl Host {
                 synced = true;
             }
         }
-        if self.threads[ti].fio_loop {
-            let (end, stop) = if blocked_tag {
-                (cur, Stop::Tag)
-            } else {
-                self.fio_loop(cur, cpu, t, vms, hint, q)
-            };
-            return self.park(end, begin, cpu, t, stop, q);
-        }
-        if !resuming && !blocked_tag && !synced && !self.threads[ti].blocked_in_sync() {
-            // A sync engine's O_SYNC write whose data is written: its
-            // syscall goes on through generic_write_sync to flush.
-            let mut i = 0;
-            while i < self.threads[ti].completed.len() {
-                let r = self.threads[ti].completed[i];
-                if !self.reqs.get(r).then_flush {
-                    i += 1;
-                    continue;
-                }
-                self.reqs.get_mut(r).then_flush = false;
-                let t0 = cur;
-                cur += c.fsync_path_ns;
-                if self.driver.vwc {
-                    // blkdev_issue_flush: the empty flush goes down and the
-                    // syscall sleeps until it completes.
-                    self.threads[ti].completed.remove(i);
-                    cur += c.flush_request_ns;
-                    let prio = self.threads[ti].prio;
-                    let hctx = self.map.for_flush(cpu, prio);
-                    let f = self.reqs.insert(Request {
-                        flush_for: r,
-                        ..Request::flush(t, prio, cur, hctx)
-                    });
-                    match self.submit_host(cur, cpu, f, vms, q) {
-                        Ok(done) => cur = done,
-                        Err(at) => {
-                            cur = at;
-                            self.threads[ti].tag_req = Some(f);
-                            blocked_tag = true;
-                        }
-                    }
-                } else {
-                    // submit_bio_noacct ends the flush at once: the write is done.
-                    i += 1;
-                }
-                self.threads[ti].sys_ns += cur - t0;
-                if blocked_tag {
-                    break;
-                }
+        (cur, synced)
+    }
+
+    /// A sync engine's O_SYNC write whose data is written: its syscall goes
+    /// on through generic_write_sync to flush. Returns (time, whether the
+    /// flush must wait for a tag).
+    fn o_sync_flushes(&mut self, mut cur: Ns, cpu: u32, t: u32, vms: &mut dyn Guests, q: &mut Queue) -> (Ns, bool) {
+        let ti = t as usize;
+        let c = self.env.costs.clone();
+        let mut blocked_tag = false;
+        let mut i = 0;
+        while i < self.threads[ti].completed.len() {
+            let r = self.threads[ti].completed[i];
+            if !self.reqs.get(r).then_flush {
+                i += 1;
+                continue;
             }
-        }
-        if !resuming
-            && !blocked_tag
-            && !synced
-            && !self.threads[ti].blocked_in_sync()
-            && !self.threads[ti].completed.is_empty()
-        {
-            let n = self.threads[ti].completed.len() as u64;
-            if !self.threads[ti].sync && !self.threads[ti].null_engine {
-                cur += c.reap_syscall_ns;
-                self.threads[ti].sys_ns += c.reap_syscall_ns;
-            }
-            cur += c.reap_per_io_ns * n;
-            self.threads[ti].usr_ns += c.reap_per_io_ns * n;
-            let th = &mut self.threads[ti];
-            if th.null_engine {
-                // fio's null engine returns one event per io_getevents
-                // (nothing at all at iodepth=1: it is FIO_SYNCIO then).
-                if !th.null_sync {
-                    for _ in 0..n {
-                        th.stats.mark_complete(1);
+            self.reqs.get_mut(r).then_flush = false;
+            let t0 = cur;
+            cur += c.fsync_path_ns;
+            if self.driver.vwc {
+                // blkdev_issue_flush: the empty flush goes down and the
+                // syscall sleeps until it completes.
+                self.threads[ti].completed.remove(i);
+                cur += c.flush_request_ns;
+                let prio = self.threads[ti].prio;
+                let hctx = self.map.for_flush(cpu, prio);
+                let f = self.reqs.insert(Request {
+                    flush_for: r,
+                    ..Request::flush(t, prio, cur, hctx)
+                });
+                match self.submit_host(cur, cpu, f, vms, q) {
+                    Ok(done) => cur = done,
+                    Err(at) => {
+                        cur = at;
+                        self.threads[ti].tag_req = Some(f);
+                        blocked_tag = true;
                     }
                 }
             } else {
-                th.stats.record_complete_batch(n as u32);
+                // submit_bio_noacct ends the flush at once: the write is done.
+                i += 1;
             }
-            while let Some(r) = th.completed.pop_front() {
-                let req = self.reqs.remove(r);
-                if th.reaped(&req, cur) {
-                    self.ios_completed += 1;
-                }
+            self.threads[ti].sys_ns += cur - t0;
+            if blocked_tag {
+                break;
             }
         }
+        (cur, blocked_tag)
+    }
+
+    /// Reap everything that has completed in one call (the engine's
+    /// io_getevents, or each blocking call's return), counted as fio's
+    /// one-at-a-time loop would count it (JobStats::record_complete_batch).
+    fn reap_all(&mut self, mut cur: Ns, t: u32) -> Ns {
+        let ti = t as usize;
+        let c = &self.env.costs;
+        let n = self.threads[ti].completed.len() as u64;
+        if !self.threads[ti].sync && !self.threads[ti].null_engine {
+            cur += c.reap_syscall_ns;
+            self.threads[ti].sys_ns += c.reap_syscall_ns;
+        }
+        cur += c.reap_per_io_ns * n;
+        self.threads[ti].usr_ns += c.reap_per_io_ns * n;
+        let th = &mut self.threads[ti];
+        if th.null_engine {
+            // fio's null engine returns one event per io_getevents
+            // (nothing at all at iodepth=1: it is FIO_SYNCIO then).
+            if !th.null_sync {
+                for _ in 0..n {
+                    th.stats.mark_complete(1);
+                }
+            }
+        } else {
+            th.stats.record_complete_batch(n as u32);
+        }
+        while let Some(r) = th.completed.pop_front() {
+            let req = self.reqs.remove(r);
+            if th.reaped(&req, cur) {
+                self.ios_completed += 1;
+            }
+        }
+        cur
+    }
+
+    /// Submit until the queue is full (nothing while quiescing or in an
+    /// fsync), one I/O per call for the blocking engines, yielding between
+    /// submissions to the other CPUs' events.
+    #[allow(clippy::too_many_arguments)]
+    fn submit_round(
+        &mut self,
+        mut cur: Ns,
+        cpu: u32,
+        t: u32,
+        vms: &mut dyn Guests,
+        hint: Option<&Ssd>,
+        q: &mut Queue,
+        mut blocked_tag: bool,
+    ) -> Round {
+        let ti = t as usize;
+        let c = self.env.costs.clone();
         if cur >= self.threads[ti].end_ns {
             self.threads[ti].issuing_done = true;
         }
-        // Submit until the queue is full (nothing while quiescing).
         let mut pause: Option<Pause> = None;
         let mut yielded = false;
         while !blocked_tag
@@ -365,47 +505,12 @@ impl Host {
                 break;
             }
         }
-        let th = &mut self.threads[ti];
-        let stop = if th.issuing_done && th.inflight == 0 && th.tag_req.is_none() {
-            Stop::Done
-        } else {
-            if let Some(Pause::Quiesce(qs)) = pause {
-                th.quiesce_sleep = Some(qs);
-            }
-            if th.issuing_done {
-                // The job is over: no sleep, only the in-flight I/O to reap.
-                th.quiesce_sleep = None;
-                pause = None;
-            }
-            if yielded {
-                Stop::Yield
-            } else if blocked_tag {
-                Stop::Tag
-            } else if th.blocked_in_sync() {
-                // Asleep in fsync(2): only its flush's completion wakes it.
-                Stop::Sync
-            } else if !th.completed.is_empty() {
-                Stop::Again
-            } else if let Some(qs) = th.quiesce_sleep {
-                if th.inflight > 0 {
-                    // io_u_quiesce: blocked in io_getevents until all is
-                    // reaped (any completion wakes it: min 0).
-                    Stop::Wait { min: 0, poll: false }
-                } else {
-                    th.quiesce_sleep = None;
-                    Stop::Sleep(qs)
-                }
-            } else if let Some(Pause::PollUntil(due)) = pause {
-                // Reap completions as they come (fio 3.36 polls io_getevents
-                // in iolog_delay) and issue the next request at its trace time.
-                Stop::Poll(due)
-            } else if th.inflight > 0 {
-                Stop::Wait { min: 0, poll: false }
-            } else {
-                Stop::Again
-            }
-        };
-        self.park(cur, begin, cpu, t, stop, q)
+        Round {
+            cur,
+            pause,
+            yielded,
+            blocked_tag,
+        }
     }
 
     /// End thread `t`'s turn on `cpu` (begun at `begin`) at `cur`: put it
