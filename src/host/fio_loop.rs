@@ -151,6 +151,9 @@ impl Host {
                         // submitting what is still queued).
                         let held = th.inflight + th.staged.len() as u32;
                         if held == 0 {
+                            if self.threads[ti].next_phase(cur) {
+                                continue;
+                            }
                             return (cur, Stop::Done);
                         }
                         match self.fio_engine_commit(cur, cpu, t, vms, hint, q) {

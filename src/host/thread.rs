@@ -269,7 +269,7 @@ impl Thread {
     /// multiple of its count and the last I/O reaped was not a sync
     /// (should_fsync). fsync is checked first.
     pub(super) fn sync_due(&self) -> Option<bool> {
-        if self.last_was_sync || self.writes_issued == 0 {
+        if self.last_was_sync || self.writes_issued == 0 || self.gen.verifying() {
             return None;
         }
         let every = |n: u32| n > 0 && self.writes_issued.is_multiple_of(u64::from(n));
@@ -350,6 +350,29 @@ impl Thread {
             ThreadState::Scheduled
         };
         q.schedule(wake, Event::ThreadRun { thread: t });
+    }
+
+    /// The thread has issued its phase and reaped every I/O at `cur`:
+    /// whether another phase begins (a verify job's read-back, or its next
+    /// write pass: backend.c thread_main's do_io / do_verify turns), unless
+    /// the runtime is over. The new phase issues from here.
+    pub(super) fn next_phase(&mut self, cur: Ns) -> bool {
+        if cur >= self.end_ns || self.pending.is_some() {
+            return false;
+        }
+        let from = self.gen.phase_dirs();
+        if !self.gen.next_phase() {
+            return false;
+        }
+        self.issuing_done = false;
+        // do_verify has no thinktime.
+        self.think_ns = if self.gen.verifying() {
+            0
+        } else {
+            self.gen.thinktime_ns()
+        };
+        self.stats.phase_switch(cur, from, self.gen.phase_dirs());
+        true
     }
 
     /// Asleep in an fsync that has not completed yet.

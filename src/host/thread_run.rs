@@ -48,7 +48,12 @@ impl Round {
             ..
         } = self;
         if th.issuing_done && th.inflight == 0 && th.tag_req.is_none() {
-            Stop::Done
+            if th.next_phase(self.cur) {
+                // A verify job's next phase (Thread::next_phase) runs at once.
+                Stop::Again
+            } else {
+                Stop::Done
+            }
         } else {
             if let Some(Pause::Quiesce(qs)) = pause {
                 th.quiesce_sleep = Some(qs);

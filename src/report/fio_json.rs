@@ -90,8 +90,13 @@ impl Entry<'_> {
 
 /// A member's run time per direction it did I/O in (backend.c update_runtime).
 fn dir_runtimes(j: &JobResult) -> [u64; 3] {
-    let rt = j.stats.runtime_ms();
-    std::array::from_fn(|d| if j.stats.dirs[d].io_bytes > 0 { rt } else { 0 })
+    std::array::from_fn(|d| {
+        if j.stats.dirs[d].io_bytes > 0 {
+            j.stats.dir_runtime_ms(d)
+        } else {
+            0
+        }
+    })
 }
 
 /// Jobs as fio reports them: group_reporting jobs of one group merge into

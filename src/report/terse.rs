@@ -104,7 +104,6 @@ fn write_entry(out: &mut String, run: &RunReport, e: &Entry, runs: &[GroupRun]) 
         .find(|g| g.groupid == e.first.groupid)
         .map(|g| g.agg)
         .unwrap_or([0; 3]);
-    let runtime = s.runtime_ms();
     let _ = write!(
         out,
         "3;{};{};{};{}",
@@ -112,12 +111,12 @@ fn write_entry(out: &mut String, run: &RunReport, e: &Entry, runs: &[GroupRun]) 
     );
     let unified = e.last.unified_rw;
     if unified == UnifiedRw::Mixed {
-        dir(out, &DirStats::mixed(&s.dirs), s, runtime, g.iter().sum());
+        dir(out, &DirStats::mixed(&s.dirs), s, s.runtime_ms(), g.iter().sum());
     } else {
-        dir(out, &s.dirs[0], s, runtime, g[0]);
-        dir(out, &s.dirs[1], s, runtime, g[1]);
+        dir(out, &s.dirs[0], s, s.dir_runtime_ms(0), g[0]);
+        dir(out, &s.dirs[1], s, s.dir_runtime_ms(1), g[1]);
         if unified == UnifiedRw::Both {
-            dir(out, &DirStats::mixed(&s.dirs), s, runtime, g.iter().sum());
+            dir(out, &DirStats::mixed(&s.dirs), s, s.runtime_ms(), g.iter().sum());
         }
     }
     let _ = write!(

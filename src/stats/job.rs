@@ -366,6 +366,21 @@ pub struct JobStats {
     /// direction's `short_ios`), and the sync object's `total_ios` leaves
     /// them out.
     pub datasyncs: u64,
+    /// A job run in phases (a verify job's write passes and read-backs):
+    /// the run time of each direction, as fio's update_runtime adds each
+    /// phase's time to the directions it did I/O in. `None`: one phase,
+    /// every direction ran the whole job.
+    phases: Option<Phases>,
+}
+
+/// Per-direction run time of a job with phases.
+#[derive(Debug, Clone, Copy)]
+struct Phases {
+    /// Nanoseconds per direction [read, write, trim] of the phases over.
+    ns: [u64; 3],
+    /// When the current phase began, and its directions.
+    since: u64,
+    dirs: [bool; 3],
 }
 
 const LAT_EDGES: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
@@ -452,6 +467,7 @@ impl JobStats {
             sync_hist: Hist::default(),
             syncs: 0,
             datasyncs: 0,
+            phases: None,
             cfg,
         }
     }
@@ -486,6 +502,11 @@ impl JobStats {
         self.unbooked = 0;
         self.syncs = 0;
         self.datasyncs = 0;
+        if let Some(p) = &mut self.phases {
+            // reset_all_stats zeroes the run time too.
+            p.ns = [0; 3];
+            p.since = ramp_end_ns;
+        }
         self.ramp_trigger = in_flight > 0;
         self.slat_from_ns = now_ns;
         self.cpu_base = (usr_ns, sys_ns, ctx);
@@ -811,6 +832,15 @@ impl JobStats {
         self.bw_rows = std::mem::take(&mut self.bw_log.rows);
         self.iops_rows = std::mem::take(&mut self.iops_log.rows);
         self.end_ns = end_ns;
+        if let Some(p) = &mut self.phases {
+            let el = end_ns.saturating_sub(p.since.max(self.start_ns));
+            for d in 0..3 {
+                if p.dirs[d] {
+                    p.ns[d] += el;
+                }
+            }
+            p.since = end_ns;
+        }
         let (usr0, sys0, ctx0) = self.cpu_base;
         self.usr_ns = usr_ns.saturating_sub(usr0);
         self.sys_ns = sys_ns.saturating_sub(sys0);
@@ -821,6 +851,41 @@ impl JobStats {
     /// before its ramp was over).
     pub fn runtime_ms(&self) -> u64 {
         (self.end_ns.saturating_sub(self.start_ns)) / 1_000_000
+    }
+
+    /// A phase that did I/O in `from` directions ends at `now_ns` and one
+    /// in `to` directions begins (backend.c thread_main: update_runtime
+    /// after do_io for the job's directions, after do_verify for reads).
+    pub fn phase_switch(&mut self, now_ns: u64, from: [bool; 3], to: [bool; 3]) {
+        let start = self.start_ns;
+        let p = self.phases.get_or_insert(Phases {
+            ns: [0; 3],
+            since: start,
+            dirs: from,
+        });
+        if self.started {
+            let el = now_ns.saturating_sub(p.since.max(start));
+            for d in 0..3 {
+                if p.dirs[d] {
+                    p.ns[d] += el;
+                }
+            }
+        }
+        p.since = now_ns;
+        p.dirs = to;
+    }
+
+    /// Milliseconds direction `d` ran: the job's run time, or with phases
+    /// the time of the phases that did I/O in it (fio's ts->runtime[d]).
+    pub fn dir_runtime_ms(&self, d: usize) -> u64 {
+        self.dir_runtime_ns(d) / 1_000_000
+    }
+
+    fn dir_runtime_ns(&self, d: usize) -> u64 {
+        match &self.phases {
+            Some(p) => p.ns[d],
+            None => self.end_ns.saturating_sub(self.start_ns),
+        }
     }
 
     /// Put the job's own priority first in each direction's per-priority
@@ -862,6 +927,15 @@ impl JobStats {
         self.sync_hist.merge(&o.sync_hist);
         self.syncs += o.syncs;
         self.datasyncs += o.datasyncs;
+        if self.phases.is_some() || o.phases.is_some() {
+            // The longest member's run per direction, as fio's group does.
+            let ns = std::array::from_fn(|d| self.dir_runtime_ns(d).max(o.dir_runtime_ns(d)));
+            self.phases = Some(Phases {
+                ns,
+                since: u64::MAX,
+                dirs: [false; 3],
+            });
+        }
         self.start_ns = self.start_ns.min(o.start_ns);
         self.end_ns = self.end_ns.max(o.end_ns);
     }

@@ -31,6 +31,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::fio::parse::used_dirs;
 use super::fio::{JobSpec, RandomDistribution, RwMode, SizeSpec};
+use super::verify::Verify;
 use super::{Ddir, Io, IoPrio};
 
 /// fio's `GOLDEN_RATIO_64` (hash.h), used to scatter zipf/pareto ranks.
@@ -329,6 +330,9 @@ pub struct IoGenerator {
     empty: bool,
     /// `read_iolog`: the trace's I/Os replace the generated ones.
     replay: Option<Replay>,
+    /// `verify=` with `do_verify` on a writing job: the read-back phases
+    /// (see `workload::verify`).
+    verify: Option<Verify>,
 }
 
 /// A trace being replayed: its I/Os in order, each with its due time
@@ -387,6 +391,17 @@ impl IoGenerator {
             }
         };
         let loops = u64::from(spec.loops.max(1));
+        let empty = len == 0 || len < max_len;
+        // backend.c thread_main runs do_verify after each do_io when verify
+        // is set and do_verify is on; only writes are logged for it.
+        let verify = (spec.verify && spec.do_verify && dirs.contains(&(Ddir::Write as usize)) && !empty).then(|| {
+            // io_ddir.h file_randommap: a random job's file has fio's random
+            // map unless norandommap (forced for zipf/pareto).
+            Verify::new(
+                spec.rw.is_random() && !spec.norandommap,
+                (!spec.time_based).then_some(loops),
+            )
+        });
         IoGenerator {
             start,
             len,
@@ -400,7 +415,8 @@ impl IoGenerator {
             prio: spec.prio,
             cmdprio_percentage: spec.cmdprio_percentage,
             cmdprio: spec.cmdprio,
-            bytes_limit: (!spec.time_based).then(|| len.saturating_mul(loops)),
+            // A verifying job ends its passes itself (`Verify::pass_bytes`).
+            bytes_limit: (!spec.time_based && verify.is_none()).then(|| len.saturating_mul(loops)),
             ios_limit: (spec.number_ios > 0).then_some(spec.number_ios),
             bytes_issued: 0,
             ios_issued: 0,
@@ -414,8 +430,9 @@ impl IoGenerator {
             rate_count: [0; 3],
             thinktime_ns: spec.thinktime_ns,
             thinktime_blocks: spec.thinktime_blocks.max(1),
-            empty: len == 0 || len < max_len,
+            empty,
             replay: None,
+            verify,
         }
     }
 
@@ -465,6 +482,7 @@ impl IoGenerator {
             epoch: None,
         });
         g.empty = false;
+        g.verify = None;
         g.bytes_limit = None;
         g.ios_limit = None;
         Ok(g)
@@ -484,6 +502,22 @@ impl IoGenerator {
             r.due = due;
             self.account(&io);
             return Some(io);
+        }
+        // The verify phase reads back what the pass wrote (get_next_verify).
+        if let Some(read) = self.verify.as_mut().and_then(Verify::next_read) {
+            let (offset, len) = read?;
+            let io = Io {
+                ddir: Ddir::Read,
+                offset,
+                len,
+                prio: self.pick_prio(Ddir::Read as usize),
+            };
+            self.account(&io);
+            return Some(io);
+        }
+        // do_io stops once `size` bytes are issued, time_based or not.
+        if self.verify.as_ref().is_some_and(|v| v.pass_bytes >= self.len) {
+            return None;
         }
         if self.empty
             || self.ios_limit.is_some_and(|l| self.ios_issued >= l)
@@ -516,6 +550,57 @@ impl IoGenerator {
     fn account(&mut self, io: &Io) {
         self.bytes_issued += u64::from(io.len);
         self.ios_issued += 1;
+        if let Some(v) = self.verify.as_mut().filter(|v| !v.reading()) {
+            v.pass_bytes += u64::from(io.len);
+            if io.ddir == Ddir::Write {
+                // backend.c do_io: log_io_piece before the write is issued.
+                v.log.log(io.offset, io.len);
+            }
+        }
+    }
+
+    /// The job has issued all of its phase (`next_io` gave `None`) and
+    /// every I/O has completed: whether another phase begins. After a
+    /// write pass of a verifying job that is the read-back of the pass
+    /// (fio's do_verify); after a read-back, the next write pass if
+    /// `loops` (or `time_based`) asks for one and `number_ios` is not
+    /// reached (fio's keep_running). The caller stops at the runtime.
+    pub fn next_phase(&mut self) -> bool {
+        let ios_done = self.ios_limit.is_some_and(|l| self.ios_issued >= l);
+        let Some(v) = &mut self.verify else {
+            return false;
+        };
+        if v.reading() {
+            v.passes_done += 1;
+            let more = !ios_done && v.passes.is_none_or(|p| v.passes_done < p);
+            if more {
+                v.reads = None;
+                v.pass_bytes = 0;
+            }
+            more
+        } else if v.pass_bytes == 0 {
+            // Nothing issued (number_ios reached): do_io found the job done.
+            false
+        } else {
+            v.reads = Some((v.log.take_reads(), 0));
+            true
+        }
+    }
+
+    /// Directions the current phase issues [read, write, trim]: the job's
+    /// own, or reads alone in a verify phase.
+    pub fn phase_dirs(&self) -> [bool; 3] {
+        if self.verifying() {
+            return [true, false, false];
+        }
+        let d = used_dirs(self.rw);
+        std::array::from_fn(|i| d.contains(&i))
+    }
+
+    /// In a verify phase (fio's TD_VERIFYING): no rate limit, thinktime or
+    /// fsync applies there (do_verify has none of do_io's pacing).
+    pub fn verifying(&self) -> bool {
+        self.verify.as_ref().is_some_and(Verify::reading)
     }
 
     fn pick_ddir(&mut self) -> Ddir {
@@ -613,6 +698,9 @@ impl IoGenerator {
     /// when it is already due or the direction is not rated). A thread that
     /// fell behind is not penalised: it issues at once until it catches up.
     pub fn next_issue_not_before(&mut self, ddir: Ddir, now_ns: u64) -> u64 {
+        if self.verifying() {
+            return now_ns;
+        }
         if let Some(r) = &mut self.replay {
             if !r.timed {
                 return now_ns;
@@ -913,6 +1001,95 @@ mod tests {
         assert!(resolve_region(&spec("offset=2g"), 0, gib).is_err());
         assert!(resolve_region(&spec("offset=512m\nsize=600m"), 0, gib).is_err());
         assert!(resolve_region(&spec("bs=1m"), 0, 4096).is_err());
+    }
+
+    /// Issue until the phase ends.
+    fn phase(g: &mut IoGenerator) -> Vec<(Ddir, u64, u32)> {
+        std::iter::from_fn(|| g.next_io())
+            .map(|io| (io.ddir, io.offset, io.len))
+            .collect()
+    }
+
+    #[test]
+    fn verify_reads_back_random_writes_in_issue_order() {
+        let s = spec("rw=randwrite\nbs=4k\nverify=crc32c\nsize=1m");
+        let mut g = IoGenerator::new(&s, 0, (MIB, MIB), 3);
+        let writes = phase(&mut g);
+        assert_eq!(writes.len(), 256);
+        assert!(writes.iter().all(|w| w.0 == Ddir::Write));
+        assert!(!g.verifying());
+        assert!(g.next_phase());
+        assert!(g.verifying());
+        assert_eq!(g.phase_dirs(), [true, false, false]);
+        let reads = phase(&mut g);
+        let same: Vec<_> = writes.iter().map(|w| (Ddir::Read, w.1, w.2)).collect();
+        assert_eq!(reads, same, "fio's io_hist_list: the issue order");
+        // No rate limit in the verify phase.
+        assert_eq!(g.next_issue_not_before(Ddir::Read, 7), 7);
+        assert!(!g.next_phase(), "one loop: the job is done");
+        assert!(g.next_io().is_none());
+    }
+
+    #[test]
+    fn verify_without_random_map_reads_each_block_once_in_offset_order() {
+        let s = spec("rw=randwrite\nbs=4k\nverify=md5\nnorandommap\nsize=256k");
+        let mut g = IoGenerator::new(&s, 0, (0, 256 << 10), 5);
+        let writes = phase(&mut g);
+        assert_eq!(writes.len(), 64);
+        assert!(g.next_phase());
+        let reads: Vec<u64> = phase(&mut g).iter().map(|r| r.1).collect();
+        let mut want: Vec<u64> = writes.iter().map(|w| w.1).collect();
+        want.sort_unstable();
+        want.dedup();
+        assert!(want.len() < writes.len(), "norandommap repeats blocks");
+        assert_eq!(reads, want);
+    }
+
+    #[test]
+    fn verify_passes_follow_loops_and_time_based() {
+        let s = spec("rw=write\nbs=64k\nverify=crc32c\nloops=2\nsize=256k");
+        let mut g = IoGenerator::new(&s, 0, (0, 256 << 10), 1);
+        for pass in 0..2 {
+            let w: Vec<u64> = phase(&mut g).iter().map(|w| w.1).collect();
+            assert_eq!(w, [0, 65536, 131072, 196608]);
+            assert!(g.next_phase());
+            let r: Vec<(Ddir, u64)> = phase(&mut g).iter().map(|r| (r.0, r.1)).collect();
+            assert_eq!(r, w.iter().map(|&o| (Ddir::Read, o)).collect::<Vec<_>>());
+            assert_eq!(g.next_phase(), pass == 0);
+        }
+        assert!(g.next_io().is_none());
+        // time_based: pass after pass until the caller stops at the runtime.
+        let s = spec("rw=write\nbs=64k\nverify=crc32c\nruntime=1\ntime_based\nsize=128k");
+        let mut g = IoGenerator::new(&s, 0, (0, 128 << 10), 1);
+        for _ in 0..5 {
+            assert_eq!(phase(&mut g).len(), 2);
+            assert!(g.next_phase());
+            assert_eq!(phase(&mut g).len(), 2);
+            assert!(g.next_phase());
+        }
+        // A mixed job's write pass counts its reads against size too.
+        let s = spec("rw=randrw\nbs=4k\nverify=crc32c\nsize=1m");
+        let mut g = IoGenerator::new(&s, 0, (0, MIB), 9);
+        let pass = phase(&mut g);
+        let nw = pass.iter().filter(|p| p.0 == Ddir::Write).count();
+        assert_eq!(pass.len(), 256);
+        assert_eq!(g.phase_dirs(), [true, true, false]);
+        assert!(g.next_phase());
+        assert_eq!(phase(&mut g).len(), nw);
+    }
+
+    #[test]
+    fn no_verify_phase_without_writes_or_with_do_verify_off() {
+        for text in [
+            "rw=write\nverify=crc32c\ndo_verify=0",
+            "rw=randread\nverify=crc32c",
+            "rw=write",
+        ] {
+            let s = spec(&format!("{text}\nbs=4k\nsize=64k"));
+            let mut g = IoGenerator::new(&s, 0, (0, 64 << 10), 1);
+            assert_eq!(phase(&mut g).len(), 16, "{text}");
+            assert!(!g.next_phase(), "{text}");
+        }
     }
 
     #[test]

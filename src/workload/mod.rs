@@ -6,6 +6,7 @@ pub mod files;
 pub mod fio;
 pub mod gen;
 pub mod trace;
+pub mod verify;
 
 pub use crate::sim::{Ddir, IoPrio};
 

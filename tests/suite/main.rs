@@ -15,6 +15,7 @@ mod fio_ramp;
 mod fio_sync;
 mod fio_text;
 mod fio_timing;
+mod fio_verify;
 mod fuzz;
 mod gc_pacing;
 mod hmb;

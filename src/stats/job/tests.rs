@@ -140,3 +140,30 @@ fn fio_marks_count_calls_and_depths_as_given() {
     s.end_ramp(MS, MS, 0, 0, 0, 0);
     assert_eq!((s.depth[0], s.submit[1], s.complete[1]), (0, 0, 0));
 }
+
+/// A job in phases (a verify job: write pass, then read-back) gives each
+/// direction the time of the phases it did I/O in; the job's run time is
+/// the whole. Without phases every direction has the job's run time.
+#[test]
+fn phases_split_the_run_time_by_direction() {
+    let mut s = stats();
+    s.start(10 * MS);
+    let (w, r) = ([false, true, false], [true, false, false]);
+    s.phase_switch(40 * MS, w, r);
+    s.phase_switch(65 * MS, r, [true, true, false]);
+    s.finish(75 * MS, 0, 0, 0);
+    assert_eq!(s.runtime_ms(), 65);
+    assert_eq!(
+        (s.dir_runtime_ms(0), s.dir_runtime_ms(1), s.dir_runtime_ms(2)),
+        (35, 40, 0)
+    );
+    let mut one = stats();
+    one.start(10 * MS);
+    one.finish(75 * MS, 0, 0, 0);
+    assert_eq!((one.dir_runtime_ms(0), one.dir_runtime_ms(1)), (65, 65));
+    // group_reporting: the longest member's per direction.
+    one.merge(&s);
+    assert_eq!((one.dir_runtime_ms(0), one.dir_runtime_ms(1)), (65, 65));
+    s.merge(&stats());
+    assert_eq!(s.dir_runtime_ms(1), 40);
+}

@@ -164,6 +164,8 @@ impl Parser<'_> {
             write_iops_log: log(2),
             log_avg_msec: st.log_avg_msec,
             verify: st.verify,
+            // read_iolog replays the log's own directions.
+            do_verify: st.do_verify && st.read_iolog.is_none(),
             number_ios: st.number_ios,
             read_iolog: st.read_iolog.clone(),
             replay_time_scale: st.replay_time_scale,

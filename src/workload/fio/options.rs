@@ -117,6 +117,13 @@ pub(super) struct FioOption {
 const NOT_IMPLEMENTED: &str = "a real fio option the simulator does not implement";
 const NO_DATA: &str = "data contents; the simulated device does not look at data";
 const OWN_RNG: &str = "seeding of fio's own RNG; nvmesim seeds every random stream from its --seed";
+/// fio 3.33 marks it FIO_OPT_SOFT_DEPRECATED: accepted and ignored.
+const DEPRECATED: &str = "deprecated in fio 3.33, which ignores it";
+/// Why options about verify failures change nothing.
+const NO_MISMATCH: &str = "a verify read follows the completed write of its blocks and the device's verify mode checks it: no mismatch can happen";
+/// Why the verify threads' options change nothing.
+const CHECKSUM_CPU: &str =
+    "where fio computes checksums; the simulated data has none and the reads' timing is the same";
 const U32: u64 = u32::MAX as u64;
 const MAX: u64 = u64::MAX;
 
@@ -293,22 +300,22 @@ pub(super) const OPTIONS: &[FioOption] = &[
     q("clocksource", "", EnumArg(CLOCKS), "", "fio's source of time", "fio's timing source; the simulator has a single exact clock"),
     q("mem", "iomem", EnumArg(MEMS), "malloc", "where I/O buffers come from", "allocator of fio's I/O buffers (malloc/shm/mmap); buffer memory is not modelled"),
     q("iomem_align", "mem_align", Int(0, MAX), "0", "alignment of I/O buffers in memory", "alignment of fio's I/O buffers in memory; buffer memory is not modelled"),
-    m("verify", "", Other("0 or a checksum method (md5, crc32c, ...)"), "0", "verify written data (nvmesim: the writes only)", Set::Custom(set::verify)),
-    x("do_verify", "", Bool, "1", "run the verify phase after the writes"),
-    x("verifysort", "", Bool, "1", "verify in offset order"),
-    x("verifysort_nr", "", Int(0, 131072), "1024", "pending verifies kept sorted"),
-    x("verify_interval", "", Int(0, U32), "", "bytes per verify header"),
-    x("verify_offset", "", Int(0, U32), "0", "where in the block the verify header goes"),
-    x("verify_pattern", "", Str, "", "data pattern to write and check"),
-    x("verify_fatal", "", Bool, "0", "stop on the first verify failure"),
-    x("verify_dump", "", Bool, "0", "dump blocks that fail to verify"),
-    x("verify_async", "", Int(0, U32), "0", "verify threads"),
+    m("verify", "", Other("0 or a checksum method (md5, crc32c, ...)"), "0", "verify written data: read it back after each write pass", Set::Custom(set::verify)),
+    m("do_verify", "", Bool, "1", "run the verify phase after the writes", Set::Bool(|s, v, _| s.do_verify = v)),
+    q("verifysort", "", Bool, "1", "verify in offset order", DEPRECATED),
+    q("verifysort_nr", "", Int(0, 131072), "1024", "pending verifies kept sorted", DEPRECATED),
+    q("verify_interval", "", Int(0, U32), "", "bytes per verify header", NO_DATA),
+    q("verify_offset", "", Int(0, U32), "0", "where in the block the verify header goes", NO_DATA),
+    q("verify_pattern", "", Str, "", "data pattern to write and check", NO_DATA),
+    q("verify_fatal", "", Bool, "0", "stop on the first verify failure", NO_MISMATCH),
+    q("verify_dump", "", Bool, "0", "dump blocks that fail to verify", NO_MISMATCH),
+    q("verify_async", "", Int(0, U32), "0", "verify threads", CHECKSUM_CPU),
     x("verify_backlog", "", Int(0, MAX), "", "verify after every N writes"),
     x("verify_backlog_batch", "", Int(0, U32), "", "blocks verified per backlog round"),
-    x("verify_async_cpus", "", CPUS, "", "CPUs of the verify threads"),
+    q("verify_async_cpus", "", CPUS, "", "CPUs of the verify threads", CHECKSUM_CPU),
     x("experimental_verify", "", Bool, "0", "verify by replaying the written offsets"),
     x("verify_state_load", "", Bool, "0", "load the verify state of an earlier run"),
-    x("verify_state_save", "", Bool, "1", "save the verify state at the end"),
+    q("verify_state_save", "", Bool, "1", "save the verify state at the end", "fio's verify state file (*-verify.state) for a later verify_state_load; nvmesim writes none"),
     x("trim_percentage", "", Int(0, 100), "", "share of verified blocks to trim"),
     x("trim_verify_zero", "", Bool, "1", "trimmed blocks must read as zeroes"),
     x("trim_backlog", "", Int(0, MAX), "", "trim after every N blocks"),

@@ -186,6 +186,9 @@ pub struct JobSpec {
     pub log_avg_msec: u64,
     /// fio's `verify=` (any value other than 0/none turns on the device's verify mode).
     pub verify: bool,
+    /// fio's `do_verify` (default on): a job with `verify` that writes
+    /// reads back what it wrote after each write pass (`workload::verify`).
+    pub do_verify: bool,
     /// I/Os per job before stopping (fio's `number_ios`), 0 = unlimited.
     pub number_ios: u64,
     /// `read_iolog`: replay this block trace instead of generating I/O

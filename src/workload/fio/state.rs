@@ -83,6 +83,7 @@ pub(super) struct State {
     pub(super) logs: [(bool, Option<String>); 3],
     pub(super) log_avg_msec: u64,
     pub(super) verify: bool,
+    pub(super) do_verify: bool,
     pub(super) number_ios: u64,
     pub(super) read_iolog: Option<String>,
     pub(super) replay_time_scale: u32,
@@ -155,6 +156,8 @@ impl Default for State {
             logs: [(false, None), (false, None), (false, None)],
             log_avg_msec: 0,
             verify: false,
+            // options.c: do_verify .def = "1".
+            do_verify: true,
             number_ios: 0,
             read_iolog: None,
             replay_time_scale: 100,
