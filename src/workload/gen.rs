@@ -572,10 +572,19 @@ impl IoGenerator {
         };
         if v.reading() {
             v.passes_done += 1;
-            let more = !ios_done && v.passes.is_none_or(|p| v.passes_done < p);
+            // time_based: fio 3.33 runs pass after pass until the runtime,
+            // each pass stopping at number_ios (measured: a randrw job with
+            // number_ios=1000 ran its whole runtime=2 in passes).
+            let (more, per_pass) = match v.passes {
+                None => (true, true),
+                Some(p) => (!ios_done && v.passes_done < p, false),
+            };
             if more {
                 v.reads = None;
                 v.pass_bytes = 0;
+                if per_pass {
+                    self.ios_issued = 0;
+                }
             }
             more
         } else if v.pass_bytes == 0 {
@@ -1065,6 +1074,15 @@ mod tests {
             assert_eq!(phase(&mut g).len(), 2);
             assert!(g.next_phase());
             assert_eq!(phase(&mut g).len(), 2);
+            assert!(g.next_phase());
+        }
+        // time_based with number_ios: each pass stops at it, and the passes go on.
+        let s = spec("rw=write\nbs=64k\nverify=crc32c\nruntime=1\ntime_based\nnumber_ios=1\nsize=128k");
+        let mut g = IoGenerator::new(&s, 0, (0, 128 << 10), 1);
+        for _ in 0..3 {
+            assert_eq!(phase(&mut g).len(), 1);
+            assert!(g.next_phase());
+            assert_eq!(phase(&mut g).len(), 1);
             assert!(g.next_phase());
         }
         // A mixed job's write pass counts its reads against size too.

@@ -41,7 +41,7 @@ fn every_io_completes_exactly_once() {
 #[test]
 fn verify_reads_back_last_write_through_many_gc_cycles() {
     // ~1.5 GiB of 4 KiB random writes over a 192 MiB namespace: many GC cycles per die.
-    let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=600\nverify=crc32c\nbs=4k\n[w]\nrw=randrw\nrwmixread=30\niodepth=32\nnumber_ios=400000\nnumjobs=2\n";
+    let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=600\nverify=crc32c\ndo_verify=0\nbs=4k\n[w]\nrw=randrw\nrwmixread=30\niodepth=32\nnumber_ios=400000\nnumjobs=2\n";
     let (mut m, jobs) = machine(tiny(), job, Precondition::SteadyState, 3);
     m.run(&jobs, &mut |_, _| {});
     let ssd = m.ssd().unwrap();
@@ -57,7 +57,7 @@ fn trims_unmap_and_verify_still_holds() {
     // Writers, trimmers and readers over the same LBAs, long enough for GC:
     // trimmed pages read as never written (no NAND access), and every read
     // still sees the last write (or the deallocation) through GC.
-    let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=600\nverify=crc32c\nbs=4k\niodepth=16\n[w]\nrw=randwrite\nnumber_ios=150000\n[t]\nrw=randtrim\nbs=16k\nnumber_ios=3000\n[r]\nrw=randread\nnumber_ios=100000\n";
+    let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=600\nverify=crc32c\ndo_verify=0\nbs=4k\niodepth=16\n[w]\nrw=randwrite\nnumber_ios=150000\n[t]\nrw=randtrim\nbs=16k\nnumber_ios=3000\n[r]\nrw=randread\nnumber_ios=100000\n";
     let (mut m, jobs) = machine(tiny(), job, Precondition::SteadyState, 5);
     m.run(&jobs, &mut |_, _| {});
     let ssd = m.ssd().unwrap();
@@ -305,7 +305,7 @@ fn cache_read_frees_the_die_for_the_next_read_and_keeps_every_invariant() {
         "cache read: {cached} ns vs {plain} ns for the same reads"
     );
     // Verify through many GC cycles (GC reads take the read-out path too).
-    let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=600\nverify=crc32c\nbs=4k\n[w]\nrw=randrw\nrwmixread=40\niodepth=32\nnumber_ios=150000\nnumjobs=2\n";
+    let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=600\nverify=crc32c\ndo_verify=0\nbs=4k\n[w]\nrw=randrw\nrwmixread=40\niodepth=32\nnumber_ios=150000\nnumjobs=2\n";
     let mut cfg = tiny();
     cfg.device.ssd.as_mut().unwrap().nand.cache_read = true;
     let (mut m, jobs) = machine(cfg, job, Precondition::SteadyState, 5);
@@ -369,7 +369,7 @@ fn read_ahead_serves_a_sequential_stream_from_dram_and_keeps_every_invariant() {
     // Sequential readers over a small region that a random writer and a
     // trimmer keep changing, through GC: writes drop buffered pages, so every
     // read still returns the last write, and every I/O completes once.
-    let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=600\nverify=crc32c\nbs=4k\nsize=4m\n[r]\nrw=read\niodepth=8\nnumber_ios=100000\nnumjobs=2\n[w]\nrw=randwrite\niodepth=16\nnumber_ios=150000\nsize=192m\n[w2]\nrw=randwrite\niodepth=1\nnumber_ios=20000\n[t]\nrw=randtrim\nbs=16k\nnumber_ios=100\n";
+    let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=600\nverify=crc32c\ndo_verify=0\nbs=4k\nsize=4m\n[r]\nrw=read\niodepth=8\nnumber_ios=100000\nnumjobs=2\n[w]\nrw=randwrite\niodepth=16\nnumber_ios=150000\nsize=192m\n[w2]\nrw=randwrite\niodepth=1\nnumber_ios=20000\n[t]\nrw=randtrim\nbs=16k\nnumber_ios=100\n";
     let (mut m, jobs) = machine(with_read_ahead(32 * 4096), job, Precondition::SteadyState, 7);
     m.run(&jobs, &mut |_, _| {});
     assert_eq!(m.ios_completed(), 2 * 100_000 + 150_000 + 20_000 + 100);

