@@ -10,16 +10,23 @@
 use super::{ReadPlan, Ssd, SsdOutput};
 use crate::sim::Event;
 use crate::sim::{EventQueue, Ns};
+use crate::ssd::cache::LpnHasher;
 use crate::ssd::flash::{FlashOp, OpKind};
 use crate::ssd::readahead::Claim;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 /// The read path's own state.
 #[derive(Default)]
 pub(super) struct ReadState {
     /// One command's die reads being planned: (die, last page, units, tR).
     scratch: Vec<(u32, u32, u32, Ns)>,
-    /// Host read commands waiting for a prefetch op: (op seq, command).
-    ra_waiters: Vec<(u64, u32)>,
+    /// Host read commands waiting for each prefetch op (by op seq), in the
+    /// order they came to wait; keyed so that a wait and a prefetch's end
+    /// cost the same however many reads are waiting on other ops.
+    ra_waiters: HashMap<u64, Vec<u32>, BuildHasherDefault<LpnHasher>>,
+    /// Emptied waiter lists, reused.
+    ra_spare: Vec<Vec<u32>>,
     /// (die, op id) of the prefetch ops being planned.
     ra_groups: Vec<(u32, u32)>,
 }
@@ -73,8 +80,15 @@ impl Ssd {
                             // The data arrives from flash as mapped now.
                             self.count_check(self.ftl.check_read(lpn).is_ok());
                         }
-                        if !self.rd.ra_waiters.contains(&(op, cmd)) {
-                            self.rd.ra_waiters.push((op, cmd));
+                        // One wait per op and command: a command reads in one
+                        // call, so its earlier wait on `op`, if any, is the last.
+                        let rd = &mut self.rd;
+                        let waiting = rd
+                            .ra_waiters
+                            .entry(op)
+                            .or_insert_with(|| rd.ra_spare.pop().unwrap_or_default());
+                        if waiting.last() != Some(&cmd) {
+                            waiting.push(cmd);
                             parts += 1;
                         }
                         continue;
@@ -180,15 +194,11 @@ impl Ssd {
                 ra.fetched(l, op.seq, self.ftl.version_stored(l));
             }
         }
-        let seq = op.seq;
-        self.rd.ra_waiters.retain(|&(s, cmd)| {
-            if s == seq {
-                out.reads_done.push(cmd);
-                false
-            } else {
-                true
-            }
-        });
+        if let Some(mut waiting) = self.rd.ra_waiters.remove(&op.seq) {
+            out.reads_done.extend_from_slice(&waiting);
+            waiting.clear();
+            self.rd.ra_spare.push(waiting);
+        }
         self.ops.recycle(op.lpns);
     }
 }

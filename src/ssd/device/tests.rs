@@ -29,10 +29,17 @@ struct Rig {
 
 impl Rig {
     fn new(suspend: &str) -> Rig {
+        Rig::with("trigger_commands = 1000000\n", suspend)
+    }
+
+    /// As [`Rig::new`] with `read_ahead` as the read-ahead table's keys.
+    fn with(read_ahead: &str, suspend: &str) -> Rig {
         let text = TINY.replace(
             "[device.ssd.nand]\n",
             "[device.ssd.nand]\nread_ns = 50000\nprogram_ns = 1000000\nread_ns_by_page_type = []\nprogram_ns_by_page_type = []\nchannel_bytes_per_s = 400000000\nspare_bytes_per_page = 0\n",
-        ) + "\n[device.ssd.read_ahead]\ntrigger_commands = 1000000\n\n[device.ssd.suspend]\n"
+        ) + "\n[device.ssd.read_ahead]\n"
+            + read_ahead
+            + "\n[device.ssd.suspend]\n"
             + suspend;
         let m = load_machine(Some(("t.toml", &text)), None, None).unwrap();
         Rig {
@@ -224,4 +231,54 @@ fn no_suspend_when_the_program_ends_before_the_suspend_would_take_effect() {
     r.run_to(t0 + 10 * MS);
     assert_eq!(r.read_done(4), t0 + DATA_IN + SUSPEND + READ);
     assert_eq!(r.programs[0], t0 + DATA_IN + SUSPEND + READ + RESUME + TPROG);
+}
+
+#[test]
+fn reads_waiting_on_read_ahead_each_finish_once_per_op_in_the_order_they_came() {
+    // Read-ahead from the second command of a stream, 16 units ahead.
+    let mut r = Rig::with("trigger_commands = 1\ntrigger_bytes = 4096\nwindow_bytes = 65536\n", "");
+    for lpn in (0..24).step_by(4) {
+        r.write4(lpn);
+    }
+    r.run_to(20 * MS);
+    let now = r.q.now();
+    // Commands 1 and 2 start the stream; 2 starts the prefetch of units 2-17.
+    for (cmd, lpn) in [(1, 0), (2, 1)] {
+        r.read(cmd, lpn);
+    }
+    let ops_of = |r: &Rig, lo: u32, hi: u32| {
+        let ra = r.ssd.read_ahead.as_ref().unwrap();
+        (lo..hi).filter(|&l| ra.contains(l)).count()
+    };
+    assert_eq!(ops_of(&r, 2, 18), 16, "units 2-17 are being fetched");
+    // Command 3 reads units 2-9 (on three dies, each a prefetch op of its own):
+    // it waits once per op, not once per unit.
+    let ReadPlan::Flash(parts3) = r.ssd.read(now, 3, 2, 8, &mut r.q) else {
+        panic!("command 3 waits for flash")
+    };
+    let ftl = &mut r.ssd.ftl;
+    let die: Vec<u32> = (0..11)
+        .map(|l| {
+            let ppn = ftl.lookup(l).unwrap();
+            ftl.die_of(ppn)
+        })
+        .collect();
+    let mut dies = die[2..10].to_vec();
+    dies.dedup();
+    // Units 2-3, 4-7 and 8-9 were written as program units of their own.
+    assert_eq!((parts3, dies.len()), (3, 3), "one wait per die's prefetch op");
+    // Command 4 reads unit 10, on an op that command 3 may share.
+    let ReadPlan::Flash(parts4) = r.ssd.read(now, 4, 10, 1, &mut r.q) else {
+        panic!("command 4 waits for flash")
+    };
+    assert_eq!(parts4, 1);
+    r.run_to(40 * MS);
+    let done = |c: u32| r.reads.iter().filter(|d| d.0 == c).count() as u32;
+    assert_eq!((done(3), done(4)), (parts3, parts4));
+    // Unit 10 is on the die of units 8-9: both wait on that op, and
+    // command 3, the first to wait, is told first.
+    assert_eq!(die[10], dies[2]);
+    let t4 = r.read_done(4);
+    let at = |c: u32| r.reads.iter().position(|&d| d == (c, t4)).unwrap();
+    assert!(at(3) < at(4));
 }
