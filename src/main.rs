@@ -299,7 +299,10 @@ fn main() -> ExitCode {
         a.job_options = job_options;
     }
     let r = match cli.cmd {
-        Cmd::Run(a) => cmd_run(*a),
+        Cmd::Run(a) => match cmd_run(*a) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         Cmd::Serve(a) => cmd_serve(*a),
         Cmd::Presets => cmd_presets(),
         Cmd::Bench(a) => cmd_bench(a),
@@ -575,7 +578,9 @@ fn fio_time(flag: &str, v: &str) -> Result<u64, String> {
     fio::parse_time(v, true).map_err(|e| format!("--{flag} {v}: {e}"))
 }
 
-fn cmd_run(a: RunArgs) -> Result<(), String> {
+/// `nvmesim run`: success, or fio's exit status after a signal stopped the
+/// run (its results written all the same).
+fn cmd_run(a: RunArgs) -> Result<ExitCode, String> {
     let m = &a.machine;
     let formats = Formats::parse(&a.output_format, a.minimal)?;
     if !(2..=5).contains(&a.terse_version) {
@@ -665,11 +670,11 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
     let cfg = spec.machine_config()?;
     if a.showcmd {
         print!("{}", spec.showcmd(&cfg)?);
-        return Ok(());
+        return Ok(ExitCode::SUCCESS);
     }
     if a.parse_only {
         spec.host_jobs(&cfg)?;
-        return Ok(());
+        return Ok(ExitCode::SUCCESS);
     }
     let mut opts = spec.options()?;
     opts.occupancy_interval_ns = a.occupancy_log.map(occupancy_interval_ns).transpose()?;
@@ -682,6 +687,7 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
     // Spill files of long logs go where the logs go (and are unlinked at once).
     nvmesim::stats::log_rows::set_spool_dir(Some(a.log_dir.clone()));
     opts.status_interval_ns = status_ns;
+    opts.stop = Some(cli::signals::stop_on_signals()?);
     // --output is checked now and created at the first write (a periodic
     // output, or the final one): an error before then leaves the file as it was.
     let mut sink: Box<dyn Write> = match &a.output {
@@ -720,6 +726,15 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
         eta_line.finish();
     }
     let out = out?;
+    if let Some(sig) = out.interrupted {
+        // backend.c sig_int's line (fio writes it where its output goes;
+        // here on stderr, so that JSON and terse output stay parseable).
+        eprintln!("\nfio: terminating on signal {sig}");
+        eprintln!(
+            "nvmesim: the simulation stopped at {:.6} s of simulated time; the results cover that time",
+            out.sim_ns as f64 / 1e9
+        );
+    }
     let mut text = String::new();
     if formats.normal && !header_done {
         report::fio_text::write_normal_header(&mut text, &out.report);
@@ -740,7 +755,11 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
             None => nvmesim::stdout::on_error(e),
         });
     }
-    nvmesim::sweep::run::check_verify(&out)
+    nvmesim::sweep::run::check_verify(&out)?;
+    Ok(match out.interrupted {
+        Some(_) => ExitCode::from(cli::signals::EXIT_ON_SIGNAL),
+        None => ExitCode::SUCCESS,
+    })
 }
 
 /// Smallest `--occupancy-log` interval: 1 us (0.001 ms). Each sample records

@@ -5,6 +5,7 @@ pub mod calibrate;
 pub mod fio_args;
 pub mod run_checks;
 pub mod serve;
+pub mod signals;
 
 /// `--arbitration`'s values (`nvmesim run` and `serve`), from the one list
 /// of mechanisms, each with its alias and help (shown by `--help`).

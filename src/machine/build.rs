@@ -37,6 +37,10 @@ pub struct RunOptions {
     /// Call the run's progress callback at every multiple of this simulated
     /// interval too (fio `--status-interval`), through `Event::StatusTick`.
     pub status_interval_ns: Option<Ns>,
+    /// Set to a signal's number (SIGINT, SIGTERM) to stop the run: the
+    /// event being handled finishes and the run ends at the simulated time
+    /// reached (`Machine::interrupted`), as fio stops its jobs on a signal.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>,
 }
 
 impl Default for RunOptions {
@@ -51,6 +55,7 @@ impl Default for RunOptions {
             end_with: Vec::new(),
             occupancy_interval_ns: None,
             status_interval_ns: None,
+            stop: None,
         }
     }
 }
@@ -176,6 +181,8 @@ impl Machine {
             occupancy: Vec::new(),
             samplers: 0,
             stalled: false,
+            stop: opts.stop.clone(),
+            interrupted: None,
             cfg,
         })
     }

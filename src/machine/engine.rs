@@ -58,6 +58,11 @@ pub struct Machine {
     pub(super) samplers: u32,
     /// The run stopped because simulated time stood still (a livelock).
     pub stalled: bool,
+    /// `RunOptions::stop`, read between events.
+    pub(super) stop: Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>,
+    /// The run was stopped by this signal (`RunOptions::stop`) before its
+    /// jobs ended: I/O may be outstanding and threads unfinished.
+    pub interrupted: Option<usize>,
 }
 
 impl Machine {
@@ -179,8 +184,17 @@ impl Machine {
                 self.dispatch(now, ev);
             }
             tick = tick.wrapping_add(1);
-            if tick & 0xFFFF == 0 {
-                progress(&*self, now);
+            if tick & 0x3FF == 0 {
+                if let Some(sig) = self.stop.as_ref().map(|s| s.load(std::sync::atomic::Ordering::Relaxed)) {
+                    if sig != 0 {
+                        self.interrupted = Some(sig);
+                        self.end_ns = now;
+                        break;
+                    }
+                }
+                if tick & 0xFFFF == 0 {
+                    progress(&*self, now);
+                }
             }
         }
         if self.end_ns == 0 {

@@ -26,6 +26,9 @@ pub struct RunOutput {
     pub verify_checks: u64,
     /// SQ occupancy samples (with `RunOptions::occupancy_interval_ns`).
     pub occupancy: Vec<OccupancySample>,
+    /// The run was stopped by this signal (`RunOptions::stop`) at `sim_ns`,
+    /// before its jobs ended; the report covers the time up to there.
+    pub interrupted: Option<usize>,
 }
 
 /// A run's progress callback (see [`run`]): the running machine and its jobs
@@ -148,7 +151,12 @@ pub fn run(
     let end = m.run(jobs, &mut |m: &Machine, now| {
         progress(&live(Some(m), jobs, &device, opts), now)
     });
-    m.check_drained()?;
+    // A stopped run has I/O in flight by design; its report is what was
+    // done by then.
+    let interrupted = m.interrupted;
+    if interrupted.is_none() {
+        m.check_drained()?;
+    }
     if std::env::var("NVMESIM_DEBUG").is_ok() {
         eprintln!("{}", m.debug_state());
     }
@@ -157,7 +165,14 @@ pub fn run(
     let results = threads
         .into_iter()
         .enumerate()
-        .map(|(ti, th)| job_result(&m, jobs, ti, (th.job, th.clone, th.groupid), th.stats, end))
+        .map(|(ti, mut th)| {
+            if th.finished_ns == 0 {
+                // Stopped before its end: its figures close now, as fio's
+                // do when a signal ends its jobs.
+                th.stats.finish(end, th.usr_ns, th.sys_ns, th.ctx);
+            }
+            job_result(&m, jobs, ti, (th.job, th.clone, th.groupid), th.stats, end)
+        })
         .collect();
     let report = report(&m, jobs, results, end);
     let occupancy = std::mem::take(&mut m.occupancy);
@@ -169,6 +184,7 @@ pub fn run(
         ios: m.ios_completed(),
         verify_failures: vf,
         verify_checks: vc,
+        interrupted,
     })
 }
 

@@ -236,6 +236,7 @@ impl RunSpec {
             end_with: self.end_with.clone(),
             occupancy_interval_ns: None,
             status_interval_ns: None,
+            stop: None,
         })
     }
 

@@ -20,6 +20,7 @@ mod fuzz;
 mod gc_pacing;
 mod hmb;
 mod host_scale;
+mod interrupt;
 mod invariants;
 mod lazy_precondition;
 mod numa;
