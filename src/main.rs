@@ -9,7 +9,6 @@ use cli::fio_args::{split_fio_args, JobOptions};
 use cli::run_checks::{check_log_dir, check_log_size, OutputFile};
 use cli::serve::{cmd_serve, ServeArgs};
 use nvmesim::config;
-use nvmesim::machine::Precondition;
 use nvmesim::outln;
 use nvmesim::report;
 use nvmesim::sweep::run::{RunSpec, Source};
@@ -18,7 +17,6 @@ use nvmesim::workload::fio;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 #[derive(Parser)]
 #[command(
@@ -340,148 +338,6 @@ fn cmd_scenario_list() -> Result<(), String> {
     Ok(())
 }
 
-/// fio's progress line (eta.c `display_thread_status`) on stderr, for the
-/// simulated run: threads running, their run string, % of the expected
-/// simulated time done, bandwidth and IOPS over the simulated time since the
-/// last line, and the simulated time left. Redrawn at most once a wall-clock
-/// second (fio's default eta interval) with `\r`, or on a new line once
-/// every `newline_ns` of simulated time. Before the run: a line while the
-/// drive is built and preconditioned.
-struct EtaLine {
-    newline_ns: Option<u64>,
-    last_draw: Option<Instant>,
-    last_now: u64,
-    last_bytes: [u64; 3],
-    last_ios: [u64; 3],
-    last_newline: u64,
-    linelen_last: usize,
-    drawn: bool,
-}
-
-/// fio's `update_condensed_str`: runs of one letter as `c(n)`, comma separated.
-fn condensed(run: &str) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut it = run.chars().peekable();
-    while let Some(c) = it.next() {
-        let mut n = 1;
-        while it.peek() == Some(&c) {
-            it.next();
-            n += 1;
-        }
-        out.push(format!("{c}({n})"));
-    }
-    out.join(",")
-}
-
-/// eta.c `eta_to_str`.
-fn eta_str(secs: u64) -> String {
-    let (s, m, h, d) = (secs % 60, secs / 60 % 60, secs / 3600 % 24, secs / 86400);
-    let mut out = String::new();
-    if d > 0 {
-        out += &format!("{d:02}d:");
-    }
-    if h > 0 || d > 0 {
-        out += &format!("{h:02}h:");
-    }
-    out + &format!("{m:02}m:{s:02}s")
-}
-
-impl EtaLine {
-    fn new(newline_ns: Option<u64>) -> Self {
-        EtaLine {
-            newline_ns,
-            last_draw: None,
-            last_now: 0,
-            last_bytes: [0; 3],
-            last_ios: [0; 3],
-            last_newline: 0,
-            linelen_last: 0,
-            drawn: false,
-        }
-    }
-
-    fn put(&mut self, mut line: String, now: u64) {
-        let mut newline = false;
-        if let Some(n) = self.newline_ns {
-            if now >= self.last_newline + n {
-                self.last_newline = now;
-                newline = true;
-            }
-        }
-        let len = line.chars().count();
-        if len < self.linelen_last {
-            line.push_str(&" ".repeat(self.linelen_last - len));
-        }
-        self.linelen_last = if newline { 0 } else { len };
-        line.push(if newline { '\n' } else { '\r' });
-        let mut e = std::io::stderr().lock();
-        let _ = e.write_all(line.as_bytes());
-        let _ = e.flush();
-        self.drawn = true;
-    }
-
-    fn update(&mut self, live: &nvmesim::run::Live, now: u64) {
-        let Some(_) = live.machine else {
-            let line = format!(
-                "nvmesim: building {} and preconditioning it ({}) ...",
-                live.device,
-                precondition_name(live.precondition)
-            );
-            self.put(line, now);
-            return;
-        };
-        if self.last_draw.is_some_and(|t| t.elapsed().as_millis() < 1000) {
-            return;
-        }
-        self.last_draw = Some(Instant::now());
-        let st = live.status(now);
-        let ms = (now.saturating_sub(self.last_now)) / 1_000_000;
-        let mut line = format!("Jobs: {} (f={})", st.running, st.running);
-        if st.running > 0 {
-            let (perc, eta) = if st.expected_end > now && now > 0 {
-                (
-                    format!("{:3.1}%", now as f64 * 100.0 / st.expected_end as f64),
-                    eta_str((st.expected_end - now).div_ceil(1_000_000_000)),
-                )
-            } else {
-                ("-.-%".to_string(), "--".to_string())
-            };
-            line += &format!(": [{}][{perc}]", condensed(&st.run_str));
-            let mut rates = Vec::new();
-            let mut iops = Vec::new();
-            for (d, c) in ['r', 'w', 't'].iter().enumerate() {
-                // The counts start over when a ramp ends.
-                let (db, di) = (
-                    st.io_bytes[d].saturating_sub(self.last_bytes[d]),
-                    st.ios[d].saturating_sub(self.last_ios[d]),
-                );
-                let (bw, io) = (
-                    (db * 1000).checked_div(ms).unwrap_or(0),
-                    (di * 1000).checked_div(ms).unwrap_or(0),
-                );
-                if bw > 0 || io > 0 {
-                    rates.push(format!("{c}={}", report::fio_text::num2str(bw, 4, true, "B/s")));
-                    iops.push(format!("{c}={}", report::fio_text::num2str(io, 4, false, "")));
-                }
-            }
-            if !rates.is_empty() {
-                line += &format!("[{}][{} IOPS]", rates.join(","), iops.join(","));
-            }
-            line += &format!("[eta {eta}]");
-        }
-        self.last_now = now;
-        self.last_bytes = st.io_bytes;
-        self.last_ios = st.ios;
-        self.put(line, now);
-    }
-
-    fn finish(&self) {
-        if self.drawn {
-            eprintln!();
-        }
-    }
-}
-
 fn cmd_app_launch(
     files: u32,
     file_size: &str,
@@ -510,16 +366,6 @@ fn cmd_app_launch(
     std::fs::write(out, &text).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!("{}: {} reads", out.display(), text.lines().count() - 1);
     Ok(())
-}
-
-fn precondition_name(p: Precondition) -> &'static str {
-    match p {
-        Precondition::None => "none",
-        Precondition::Sequential => "sequential",
-        Precondition::WorkingSet => "working-set",
-        Precondition::SteadyState => "steady-state",
-        Precondition::Sustained => "sustained",
-    }
 }
 
 /// The output formats fio's `--output-format` and `--minimal` choose.
@@ -694,7 +540,7 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode, String> {
         Some(p) => Box::new(OutputFile::check(p)?),
         None => Box::new(std::io::stdout().lock()),
     };
-    let mut eta_line = EtaLine::new(newline_ns);
+    let mut eta_line = cli::eta::EtaLine::new(newline_ns);
     let mut next_status = status_ns.unwrap_or(u64::MAX);
     let mut header_done = false;
     let mut write_err: Option<std::io::Error> = None;

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod calibrate;
+pub mod eta;
 pub mod fio_args;
 pub mod run_checks;
 pub mod serve;

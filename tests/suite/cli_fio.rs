@@ -440,7 +440,9 @@ fn progress_line_shows_the_simulated_run() {
         "{e}"
     );
     assert!(e.contains("Jobs: 1 (f=1): [r(1)]["), "{e}");
-    assert!(e.contains("[r=") && e.contains(" IOPS][eta "), "{e}");
+    // The simulated time reached and expected, then the wall-clock ETA.
+    assert!(e.contains("[r=") && e.contains(" IOPS][sim "), "{e}");
+    assert!(e.contains("/300.0ms][eta "), "{e}");
     // --eta-newline: the progress line ends in a newline, not a carriage return.
     let jobs = e.find("Jobs:").unwrap();
     assert!(e[jobs..].trim_end_matches('\n').find('\r').is_none(), "{e:?}");
