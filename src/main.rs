@@ -601,6 +601,7 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode, String> {
             None => nvmesim::stdout::on_error(e),
         });
     }
+    nvmesim::run::check_failures(&out)?;
     nvmesim::sweep::run::check_verify(&out)?;
     Ok(match out.interrupted {
         Some(_) => ExitCode::from(cli::signals::EXIT_ON_SIGNAL),

@@ -189,7 +189,7 @@ impl Host {
         let ti = t as usize;
         let c = self.env.costs.clone();
         let th = &mut self.threads[ti];
-        let Some((io, unchecked)) = th.next_io() else {
+        let Some((io, unchecked)) = th.next_io(cur) else {
             return Ok((cur, false));
         };
         // fsync=N / fdatasync=N: the sync goes first (see thread.rs), once

@@ -73,6 +73,92 @@ pub(super) enum Stop {
     Done,
 }
 
+/// fio's minimum-rate check (backend.c check_min_rate): the bandwidth
+/// (`rate_min`) or IOPS (`rate_iops_min`) each direction completed over a
+/// `rate_cycle` window, after a settle period.
+#[derive(Debug, Clone)]
+pub(super) struct MinRate {
+    bytes_min: [u64; 3],
+    iops_min: [u64; 3],
+    cycle_ms: u64,
+    /// Completed so far (fio's this_io_bytes / this_io_blocks).
+    bytes: [u64; 3],
+    blocks: [u64; 3],
+    /// At the last check that started a window (last_rate_check_*).
+    last_bytes: [u64; 3],
+    last_blocks: [u64; 3],
+    last_ns: [Ns; 3],
+}
+
+/// backend.c __check_min_rate: no check in a job's first 2000 ms.
+const MIN_RATE_SETTLE_MS: u64 = 2000;
+
+impl MinRate {
+    fn new(spec: &JobSpec) -> Option<Box<MinRate>> {
+        let on = spec.rate_min.iter().chain(&spec.rate_iops_min).any(|&r| r > 0);
+        on.then(|| {
+            Box::new(MinRate {
+                bytes_min: spec.rate_min,
+                iops_min: spec.rate_iops_min,
+                cycle_ms: spec.rate_cycle_ms,
+                bytes: [0; 3],
+                blocks: [0; 3],
+                last_bytes: [0; 3],
+                last_blocks: [0; 3],
+                last_ns: [0; 3],
+            })
+        })
+    }
+
+    /// Count a completion (one after `start_ns`, fio's td->start: the job's
+    /// start, or the end of its ramp); then, as fio does after each reap, check every
+    /// direction that has completed something: the message of the first
+    /// one below its minimum (`name` is the job's), if any.
+    fn check(&mut self, ddir: Ddir, len: u32, start_ns: Ns, cur: Ns, name: &str) -> Option<String> {
+        let d = ddir as usize;
+        if d < 3 {
+            self.bytes[d] += u64::from(len);
+            self.blocks[d] += 1;
+        }
+        if cur.saturating_sub(start_ns) / 1_000_000 < MIN_RATE_SETTLE_MS {
+            return None;
+        }
+        let mut failed = None;
+        for d in 0..3 {
+            if self.bytes[d] == 0 || (self.bytes_min[d] == 0 && self.iops_min[d] == 0) {
+                continue;
+            }
+            if self.last_bytes[d] > 0 || self.last_blocks[d] > 0 {
+                let spent = cur.saturating_sub(self.last_ns[d]) / 1_000_000;
+                if spent < self.cycle_ms || spent == 0 {
+                    continue;
+                }
+                if self.bytes_min[d] > 0 {
+                    let got = (self.bytes[d] - self.last_bytes[d]) * 1000 / spent;
+                    if got < self.bytes_min[d] {
+                        failed.get_or_insert_with(|| {
+                            format!("{name}: rate_min={}B/s not met, got {got}B/s", self.bytes_min[d])
+                        });
+                        continue;
+                    }
+                } else {
+                    let got = (self.blocks[d] - self.last_blocks[d]) * 1000 / spent;
+                    if got < self.iops_min[d] {
+                        failed.get_or_insert_with(|| {
+                            format!("{name}: rate_iops_min={} not met, got {got} IOPS", self.iops_min[d])
+                        });
+                        continue;
+                    }
+                }
+            }
+            self.last_bytes[d] = self.bytes[d];
+            self.last_blocks[d] = self.blocks[d];
+            self.last_ns[d] = cur;
+        }
+        failed
+    }
+}
+
 /// A host job's thread: it runs on no guest vCPU.
 pub const NO_VCPU: u32 = u32::MAX;
 
@@ -229,6 +315,11 @@ pub struct Thread {
     /// fsync/fdatasync io_us issued and reaped (not in `ios_*`).
     pub syncs_submitted: u64,
     pub syncs_completed: u64,
+    /// `rate_min` / `rate_iops_min` set: the check, and the job's name for its message.
+    pub(super) min_rate: Option<Box<MinRate>>,
+    pub(super) name: String,
+    /// Why the job failed (it stopped issuing then), as fio reports it.
+    pub failure: Option<crate::report::fio_json::JobFailure>,
 }
 
 impl Thread {
@@ -253,6 +344,21 @@ impl Thread {
         self.bytes_completed += u64::from(req.io.len);
         self.stats
             .record_io(req.io.ddir, req.io.len, req.issue_ns, req.submit_ns, cur, req.app_prio);
+        // backend.c do_io: check_min_rate after each reap, outside ramp_time.
+        if let Some(mr) = &mut self.min_rate {
+            if cur >= self.ramp_end_ns && self.failure.is_none() {
+                // reset_all_stats restarts the counters and td->start at the ramp's end.
+                if let Some(message) = mr.check(req.io.ddir, req.io.len, self.ramp_end_ns, cur, &self.name) {
+                    // td_verror(td, EIO, "check_min_rate"): the job ends.
+                    self.failure = Some(crate::report::fio_json::JobFailure {
+                        errno: 5,
+                        context: "file:backend.c:1131, func=check_min_rate, error=Input/output error".into(),
+                        message,
+                    });
+                    self.end_ns = self.end_ns.min(cur);
+                }
+            }
+        }
         true
     }
 
@@ -282,14 +388,14 @@ impl Thread {
         }
     }
 
-    /// fio's get_io_u: the I/O put back by the last turn, or the
+    /// fio's get_io_u at `cur`: the I/O put back by the last turn, or the
     /// generator's next one; `unchecked` (the bool) when fio has not yet
     /// decided whether a sync goes before it. None when the job has no more
     /// I/O: issuing is done.
-    pub(super) fn next_io(&mut self) -> Option<(Io, bool)> {
+    pub(super) fn next_io(&mut self, cur: Ns) -> Option<(Io, bool)> {
         match self.pending.take() {
             Some(io) => Some((io, std::mem::take(&mut self.pending_unchecked))),
-            None => match self.gen.next_io() {
+            None => match self.gen.next_io_at(cur) {
                 Some(io) => Some((io, true)),
                 None => {
                     self.issuing_done = true;
@@ -500,6 +606,9 @@ impl Thread {
             timer_at: Ns::MAX,
             split: None,
             tag_req: None,
+            min_rate: MinRate::new(spec),
+            name: spec.name.clone(),
+            failure: None,
             think_ns: spec.thinktime_ns,
             think_blocks: spec.thinktime_blocks.max(1),
             think_count: 0,

@@ -375,7 +375,7 @@ impl Host {
             && self.threads[ti].in_sync.is_none()
         {
             let th = &mut self.threads[ti];
-            let Some((io, unchecked)) = th.next_io() else {
+            let Some((io, unchecked)) = th.next_io(cur) else {
                 break;
             };
             // thinktime: after every thinktime_blocks I/Os, reap everything

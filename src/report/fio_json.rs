@@ -18,6 +18,18 @@ pub struct RunReport {
     pub extras: Option<serde_json::Value>,
 }
 
+/// Why a job failed (fio's td_verror): the job stopped where fio's does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobFailure {
+    /// fio's td->error (an errno).
+    pub errno: i32,
+    /// What fio's report adds after the errno: where fio raises it, the
+    /// function and the errno's text (`file:backend.c:1131, func=..., error=...`).
+    pub context: String,
+    /// The line fio logged when it found the failure.
+    pub message: String,
+}
+
 pub struct JobResult {
     pub name: String,
     /// Clone index within the job (0 for the first of `numjobs`).
@@ -30,6 +42,8 @@ pub struct JobResult {
     pub global_options: Vec<(String, String)>,
     pub desc: Option<String>,
     pub error: i32,
+    /// The failure behind a nonzero `error`.
+    pub failure: Option<JobFailure>,
     pub group_reporting: bool,
     /// The iodepth written in the job (fio prints it even where a synchronous engine caps it at 1).
     pub iodepth: u32,

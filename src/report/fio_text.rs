@@ -551,11 +551,15 @@ fn job_block(out: &mut String, e: &Entry, (rs, pow2): (&GroupRun, bool), run: &R
     }
     let _ = writeln!(
         out,
-        "{}: (groupid={}, jobs={}): err={:2}: pid=0: {}",
+        "{}: (groupid={}, jobs={}): err={:2}{}: pid=0: {}",
         e.first.name,
         e.first.groupid,
         e.members,
         e.first.error,
+        e.first
+            .failure
+            .as_ref()
+            .map_or(String::new(), |f| format!(" ({})", f.context)),
         ctime(run.timestamp_s)
     );
     if let Some(d) = &e.last.desc {
@@ -751,6 +755,7 @@ mod tests {
                 global_options: Vec::new(),
                 desc: None,
                 error: 0,
+                failure: None,
                 group_reporting: false,
                 iodepth: 32,
                 thread: false,

@@ -120,7 +120,14 @@ impl Live<'_> {
                 if th.finished_ns == 0 {
                     stats.finish(now, th.usr_ns, th.sys_ns, th.ctx);
                 }
-                job_result(m, self.jobs, ti, (th.job, th.clone, th.groupid), stats, now)
+                job_result(
+                    m,
+                    self.jobs,
+                    ti,
+                    (th.job, th.clone, th.groupid),
+                    (stats, th.failure.clone()),
+                    now,
+                )
             })
             .collect();
         Some(report(m, self.jobs, results, now))
@@ -171,7 +178,14 @@ pub fn run(
                 // do when a signal ends its jobs.
                 th.stats.finish(end, th.usr_ns, th.sys_ns, th.ctx);
             }
-            job_result(&m, jobs, ti, (th.job, th.clone, th.groupid), th.stats, end)
+            job_result(
+                &m,
+                jobs,
+                ti,
+                (th.job, th.clone, th.groupid),
+                (th.stats, th.failure),
+                end,
+            )
         })
         .collect();
     let report = report(&m, jobs, results, end);
@@ -186,6 +200,23 @@ pub fn run(
         verify_checks: vc,
         interrupted,
     })
+}
+
+/// A run with a failed job is an error (fio exits 1): fio's two lines for
+/// each failure, the message it logged and its td_verror line.
+pub fn check_failures(out: &RunOutput) -> Result<(), String> {
+    let lines: Vec<String> = out
+        .report
+        .jobs
+        .iter()
+        .filter_map(|j| j.failure.as_ref())
+        .map(|f| format!("{}\nfio: pid=0, err={}/{}", f.message, f.errno, f.context))
+        .collect();
+    if lines.is_empty() {
+        Ok(())
+    } else {
+        Err(lines.join("\n"))
+    }
 }
 
 /// Write SQ occupancy samples as CSV: `time_ms,sq,true_entries,host_estimate,unseen_completions`
@@ -213,7 +244,7 @@ fn job_result(
     jobs: &FioJobFile,
     ti: usize,
     (job, clone, groupid): (usize, u32, u32),
-    mut stats: crate::stats::JobStats,
+    (mut stats, failure): (crate::stats::JobStats, Option<crate::report::fio_json::JobFailure>),
     end: Ns,
 ) -> JobResult {
     let spec = &jobs.jobs[job];
@@ -233,7 +264,8 @@ fn job_result(
         options: spec.options.clone(),
         global_options: spec.global_options.clone(),
         desc: spec.description.clone(),
-        error: 0,
+        error: failure.as_ref().map_or(0, |f| f.errno),
+        failure,
         group_reporting: spec.group_reporting,
         // fio reports the iodepth written, even where a synchronous engine caps it at 1.
         iodepth: spec

@@ -321,9 +321,20 @@ pub struct IoGenerator {
     rng_prio: Xoshiro256PlusPlus,
     /// The write half of a `trimwrite` pair.
     pending: Option<Io>,
-    rate_iops: [u64; 3],
+    /// Bytes/s per direction (0: not rated): `rate`, or `rate_iops` times
+    /// the direction's minimum block size (fio init.c __setup_rate).
+    rate_bps: [u64; 3],
     rate_epoch: Option<u64>,
-    rate_count: [u64; 3],
+    /// Bytes booked per direction (fio's rate_io_issue_bytes).
+    rate_bytes: [u64; 3],
+    /// `rate_process=poisson`: one stream per direction (fio's
+    /// poisson_state) and the sum of the gaps drawn so far, in us (last_usec).
+    poisson: Option<[Xoshiro256PlusPlus; 3]>,
+    poisson_us: [u64; 3],
+    /// The length of the last I/O made per direction: the one being booked.
+    last_len: [u32; 3],
+    /// The time [`Self::next_io_at`] was called with, for its direction pick.
+    now: Option<u64>,
     thinktime_ns: u64,
     thinktime_blocks: u32,
     /// The region cannot hold the job's block sizes: issue nothing.
@@ -402,6 +413,13 @@ impl IoGenerator {
                 (!spec.time_based).then_some(loops),
             )
         });
+        let rate_bps = std::array::from_fn(|d| {
+            if spec.rate[d] > 0 {
+                spec.rate[d]
+            } else {
+                spec.rate_iops[d].saturating_mul(u64::from(sizes[d].min))
+            }
+        });
         IoGenerator {
             start,
             len,
@@ -425,9 +443,17 @@ impl IoGenerator {
             rng_off,
             rng_prio: stream(seed, 4),
             pending: None,
-            rate_iops: spec.rate_iops,
+            rate_bps,
             rate_epoch: None,
-            rate_count: [0; 3],
+            rate_bytes: [0; 3],
+            // A stream of its own per direction, so that poisson gaps leave
+            // every other draw (and so the I/Os themselves) unchanged.
+            poisson: spec
+                .rate_poisson
+                .then(|| std::array::from_fn(|d| stream(seed, 0x7261_7465_0000 + d as u64))),
+            poisson_us: [0; 3],
+            last_len: [0; 3],
+            now: None,
             thinktime_ns: spec.thinktime_ns,
             thinktime_blocks: spec.thinktime_blocks.max(1),
             empty,
@@ -492,6 +518,18 @@ impl IoGenerator {
     /// `size` (times `loops`) has been issued, unless `time_based`, or
     /// `number_ios` I/Os have been issued.
     pub fn next_io(&mut self) -> Option<Io> {
+        self.now = None;
+        self.make_io()
+    }
+
+    /// [`Self::next_io`] at `now_ns`: a rated mixed job takes the direction
+    /// its rates let go first, as fio's rate_ddir does (see `rate_ddir`).
+    pub fn next_io_at(&mut self, now_ns: u64) -> Option<Io> {
+        self.now = Some(now_ns);
+        self.make_io()
+    }
+
+    fn make_io(&mut self) -> Option<Io> {
         if let Some(io) = self.pending.take() {
             self.account(&io);
             return Some(io);
@@ -548,6 +586,7 @@ impl IoGenerator {
     }
 
     fn account(&mut self, io: &Io) {
+        self.last_len[io.ddir as usize] = io.len;
         self.bytes_issued += u64::from(io.len);
         self.ios_issued += 1;
         if let Some(v) = self.verify.as_mut().filter(|v| !v.reading()) {
@@ -617,13 +656,53 @@ impl IoGenerator {
             RwMode::Read | RwMode::RandRead => Ddir::Read,
             RwMode::Write | RwMode::RandWrite => Ddir::Write,
             RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite => Ddir::Trim,
-            RwMode::ReadWrite | RwMode::RandRw => match self.rwmixread {
-                100 => Ddir::Read,
-                0 => Ddir::Write,
-                // fio: rand_between(1, 100) <= rwmix[DDIR_READ]
-                p if below(&mut self.rng_dir, 100) < u64::from(p) => Ddir::Read,
-                _ => Ddir::Write,
-            },
+            RwMode::ReadWrite | RwMode::RandRw => {
+                let d = match self.rwmixread {
+                    100 => Ddir::Read,
+                    0 => Ddir::Write,
+                    // fio: rand_between(1, 100) <= rwmix[DDIR_READ]
+                    p if below(&mut self.rng_dir, 100) < u64::from(p) => Ddir::Read,
+                    _ => Ddir::Write,
+                };
+                self.rate_ddir(d)
+            }
+        }
+    }
+
+    /// When the rate (`rate`, `rate_iops`) is next due for direction `d`
+    /// (0: not rated, or nothing booked yet).
+    fn rate_due(&self, d: usize) -> u128 {
+        match self.rate_epoch {
+            Some(epoch) if self.rate_bps[d] > 0 => {
+                u128::from(epoch)
+                    + match self.poisson {
+                        Some(_) => u128::from(self.poisson_us[d]) * 1000,
+                        None => u128::from(self.rate_bytes[d]) * 1_000_000_000 / u128::from(self.rate_bps[d]),
+                    }
+            }
+            _ => 0,
+        }
+    }
+
+    /// io_u.c rate_ddir, for a mixed job picked `d` at the time given to
+    /// [`Self::next_io_at`]: `d` if its rate lets it go now; else the other
+    /// direction if the mix has any of it and its rate lets it go; else
+    /// whichever of the two is due first (the thread sleeps until then).
+    fn rate_ddir(&self, d: Ddir) -> Ddir {
+        let Some(now) = self.now else { return d };
+        let o = if d == Ddir::Read { Ddir::Write } else { Ddir::Read };
+        let (due_d, due_o) = (self.rate_due(d as usize), self.rate_due(o as usize));
+        let o_share = if o == Ddir::Read {
+            self.rwmixread
+        } else {
+            100 - self.rwmixread
+        };
+        if due_d <= u128::from(now) || o_share == 0 {
+            d
+        } else if due_o <= u128::from(now) || due_o < due_d {
+            o
+        } else {
+            d
         }
     }
 
@@ -689,23 +768,28 @@ impl IoGenerator {
         self.thinktime_blocks
     }
 
-    /// Whether `rate_iops` limits any direction.
+    /// Whether `rate` or `rate_iops` limits any direction.
     pub fn is_rate_limited(&self) -> bool {
-        self.rate_iops.iter().any(|&r| r > 0) || self.replay.as_ref().is_some_and(|r| r.timed)
+        self.rate_bps.iter().any(|&r| r > 0) || self.replay.as_ref().is_some_and(|r| r.timed)
     }
 
     /// Whether the I/Os come from a trace replayed in open loop (each due at
-    /// its trace time), as opposed to `rate_iops` pacing.
+    /// its trace time), as opposed to `rate`/`rate_iops` pacing.
     pub fn is_timed_replay(&self) -> bool {
         self.replay.as_ref().is_some_and(|r| r.timed)
     }
 
-    /// `rate_iops` pacing, fio's linear rate process: the n-th I/O of a
-    /// direction is due `n / rate` seconds after the first rated I/O of the
-    /// job. Call once per I/O, just before issuing it, with the current time;
-    /// the I/O is booked and the time it may be issued is returned (`now_ns`
-    /// when it is already due or the direction is not rated). A thread that
-    /// fell behind is not penalised: it issues at once until it catches up.
+    /// `rate` / `rate_iops` pacing, per direction, from the first rated
+    /// I/O of the job. fio's linear process (backend.c usec_for_io): an I/O
+    /// is due once the bytes issued before it, at the direction's rate,
+    /// have had their time. The poisson process: it is due the sum of the
+    /// exponential gaps drawn so far after the epoch, one gap drawn per I/O
+    /// with mean 1e6 / (rate / min_bs) us (truncated to whole us, as fio).
+    /// Call once per I/O, just before issuing the I/O [`Self::next_io`]
+    /// returned last in that direction, with the current time; the I/O is
+    /// booked and the time it may be issued is returned (`now_ns` when it is
+    /// already due or the direction is not rated). A thread that fell behind
+    /// is not penalised: it issues at once until it catches up.
     pub fn next_issue_not_before(&mut self, ddir: Ddir, now_ns: u64) -> u64 {
         if self.verifying() {
             return now_ns;
@@ -719,14 +803,32 @@ impl IoGenerator {
             return (epoch + r.due).max(now_ns);
         }
         let d = ddir as usize;
-        let iops = self.rate_iops[d];
-        if iops == 0 {
+        let bps = self.rate_bps[d];
+        if bps == 0 {
             return now_ns;
         }
         let epoch = *self.rate_epoch.get_or_insert(now_ns);
-        let n = self.rate_count[d];
-        self.rate_count[d] += 1;
-        let due = u128::from(epoch) + u128::from(n) * 1_000_000_000 / u128::from(iops);
+        let after = if let Some(rngs) = &mut self.poisson {
+            let after = u128::from(self.poisson_us[d]) * 1000;
+            let iops = (bps / u64::from(self.sizes[d].min)).max(1);
+            // lib/rand.h __rand_0_1: (x + 1) / 2^bits, in (0, 1].
+            let u = ((rngs[d].next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64;
+            // fio multiplies the integer mean by a float logf.
+            let gap = ((1_000_000 / iops) as f32 * -(u as f32).ln()) as u64;
+            self.poisson_us[d] = self.poisson_us[d].saturating_add(gap);
+            after
+        } else {
+            let after = u128::from(self.rate_bytes[d]) * 1_000_000_000 / u128::from(bps);
+            // The I/O being booked (a caller that books without making
+            // I/Os gets the direction's minimum block size).
+            let len = match self.last_len[d] {
+                0 => self.sizes[d].min,
+                n => n,
+            };
+            self.rate_bytes[d] += u64::from(len);
+            after
+        };
+        let due = u128::from(epoch) + after;
         (due.min(u128::from(u64::MAX)) as u64).max(now_ns)
     }
 
@@ -982,6 +1084,103 @@ mod tests {
         assert_eq!(spec("thinktime=5ms\nthinktime_blocks=8").thinktime_ns, 5_000_000);
         let g = IoGenerator::new(&spec("thinktime=5ms\nthinktime_blocks=8"), 0, (0, MIB), 1);
         assert_eq!((g.thinktime_ns(), g.thinktime_blocks()), (5_000_000, 8));
+    }
+
+    /// Books `n` I/Os back to back at time 0 (a thread that never falls
+    /// behind): each one's due time and length.
+    fn book(g: &mut IoGenerator, n: usize) -> Vec<(u64, Io)> {
+        (0..n)
+            .map(|_| {
+                let io = g.next_io().unwrap();
+                (g.next_issue_not_before(io.ddir, 0), io)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rate_paces_by_bytes_and_rate_iops_by_min_block() {
+        // backend.c usec_for_io: an I/O is due when the bytes before it have
+        // had their time at the rate: a 64 KiB I/O holds the next one back
+        // 16 times longer than a 4 KiB one.
+        let s = spec(
+            "rw=randwrite
+bssplit=4k/50:64k/50
+rate=1m
+runtime=1
+time_based",
+        );
+        let mut g = IoGenerator::new(&s, 0, (0, 64 * MIB), 3);
+        assert!(g.is_rate_limited());
+        let ios = book(&mut g, 200);
+        let mut bytes = 0u64;
+        for (due, io) in &ios {
+            assert_eq!(*due, bytes * 1_000_000_000 / MIB);
+            bytes += u64::from(io.len);
+        }
+        assert!(ios.iter().any(|(_, io)| io.len == 4096) && ios.iter().any(|(_, io)| io.len == 65536));
+        // rate_iops is rate_iops * min_bs bytes/s (init.c __setup_rate):
+        // with larger blocks mixed in, fewer I/Os than rate_iops per second.
+        let s = spec(
+            "rw=randwrite
+bssplit=4k/50:64k/50
+rate_iops=100
+runtime=1
+time_based",
+        );
+        let ios = book(&mut IoGenerator::new(&s, 0, (0, 64 * MIB), 3), 200);
+        let in_first_second = ios.iter().filter(|(due, _)| *due < 1_000_000_000).count();
+        assert!(in_first_second < 20, "{in_first_second}");
+        // rate=1m,500k: read and write each at their own rate.
+        let s = spec(
+            "rw=randrw
+rate=1m,500k
+runtime=1
+time_based",
+        );
+        let ios = book(&mut IoGenerator::new(&s, 0, (0, 64 * MIB), 3), 400);
+        for (d, bps) in [(Ddir::Read, MIB), (Ddir::Write, 500 * 1024)] {
+            let last = ios
+                .iter()
+                .filter(|(_, io)| io.ddir == d)
+                .map(|(t, _)| *t)
+                .max()
+                .unwrap();
+            let n = ios.iter().filter(|(_, io)| io.ddir == d).count() as u64;
+            assert_eq!(last, (n - 1) * 4096 * 1_000_000_000 / bps, "{d:?}");
+        }
+    }
+
+    #[test]
+    fn poisson_gaps_are_exponential_and_seeded() {
+        let text = "rw=randwrite\nrate=4m\nrate_process=poisson\nruntime=1\ntime_based";
+        let s = spec(text);
+        let run = |seed: u64| -> Vec<u64> {
+            book(&mut IoGenerator::new(&s, 0, (0, 64 * MIB), seed), 20_001)
+                .iter()
+                .map(|x| x.0)
+                .collect()
+        };
+        let due = run(9);
+        assert_eq!(due, run(9), "same seed, same gaps");
+        assert_ne!(due, run(10), "another seed, other gaps");
+        // 4 MiB/s of 4 KiB blocks: 1024 IOPS, a mean gap of 1e6 / 1024 = 976 us.
+        let gaps: Vec<f64> = due.windows(2).map(|w| (w[1] - w[0]) as f64 / 1000.0).collect();
+        let n = gaps.len() as f64;
+        let mean = gaps.iter().sum::<f64>() / n;
+        let sd = (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / n).sqrt();
+        assert!((mean / 976.0 - 1.0).abs() < 0.03, "mean gap {mean:.1} us");
+        // An exponential's standard deviation equals its mean (linear: 0).
+        assert!((sd / mean - 1.0).abs() < 0.05, "sd {sd:.1} us, mean {mean:.1} us");
+        let short = gaps.iter().filter(|&&g| g < 976.0 * std::f64::consts::LN_2).count() as f64;
+        assert!(
+            (short / n - 0.5).abs() < 0.02,
+            "median: {short} of {n} gaps below mean * ln 2"
+        );
+        // The I/Os themselves are the linear job's: only their timing moves.
+        let lin = spec("rw=randwrite\nrate=4m\nruntime=1\ntime_based");
+        let a = collect(&mut IoGenerator::new(&s, 0, (0, 64 * MIB), 9), 1000);
+        let b = collect(&mut IoGenerator::new(&lin, 0, (0, 64 * MIB), 9), 1000);
+        assert_eq!(a, b);
     }
 
     #[test]

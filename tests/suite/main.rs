@@ -12,6 +12,7 @@ mod fio_compat;
 mod fio_depths;
 mod fio_parse;
 mod fio_ramp;
+mod fio_rate;
 mod fio_sync;
 mod fio_text;
 mod fio_timing;

@@ -58,6 +58,7 @@ impl Parser<'_> {
                 ));
             }
         }
+        self.check_rates(&st, &name, &bs)?;
         let sync = st.ioengine.is_sync();
         // fio caps the depth of synchronous engines at 1.
         let iodepth = if sync { 1 } else { st.iodepth };
@@ -140,6 +141,11 @@ impl Parser<'_> {
             thinktime_ns: st.thinktime_ns,
             thinktime_blocks: st.thinktime_blocks,
             rate_iops: st.rate_iops,
+            rate: st.rate,
+            rate_min: st.rate_min,
+            rate_iops_min: st.rate_iops_min,
+            rate_poisson: st.rate_poisson,
+            rate_cycle_ms: st.rate_cycle_ms,
             prio: IoPrio {
                 class: st.prioclass,
                 level: st.prio,
@@ -195,6 +201,69 @@ impl Parser<'_> {
             },
             vm: None,
         })
+    }
+}
+
+impl Parser<'_> {
+    /// fio's fixup_options and setup_rate checks of the rate options.
+    fn check_rates(&self, st: &State, name: &str, bs: &[BsSplit; 3]) -> Result<(), FioError> {
+        let at = |i: usize| st.rate_at[i].unwrap_or_default();
+        let any = |v: &[u64; 3]| v.iter().any(|&r| r > 0);
+        // init.c fixup_options: a bandwidth and an IOPS form of the same limit.
+        for (a, b, what) in [(0, 1, "rate and rate_iops"), (2, 3, "rate_min and rate_iops_min")] {
+            let (va, vb) = match a {
+                0 => (&st.rate, &st.rate_iops),
+                _ => (&st.rate_min, &st.rate_iops_min),
+            };
+            if any(va) && any(vb) {
+                let later = if at(a).line >= at(b).line { a } else { b };
+                let opt = ["rate", "rate_iops", "rate_min", "rate_iops_min"][later];
+                return Err(self.err_at(
+                    at(later),
+                    Some(opt),
+                    format!("job '{name}': {what} are mutually exclusive (as in fio)"),
+                ));
+            }
+        }
+        const DIRS: [&str; 3] = ["read", "write", "trim"];
+        // fio checks every direction; the job's own are named first.
+        let order: Vec<usize> = used_dirs(st.rw).iter().copied().chain(0..3).collect();
+        for &d in &order {
+            let (limit, min, lo, opt) = if st.rate[d] > 0 {
+                (st.rate[d], st.rate_min[d], 2, "rate_min")
+            } else {
+                (st.rate_iops[d], st.rate_iops_min[d], 3, "rate_iops_min")
+            };
+            if limit > 0 && limit < min {
+                return Err(self.err_at(
+                    at(lo),
+                    Some(opt),
+                    format!(
+                        "job '{name}': the {} minimum rate {min} exceeds its rate {limit} (fio: minimum rate exceeds rate)",
+                        DIRS[d]
+                    ),
+                ));
+            }
+        }
+        // backend.c usec_for_io: the poisson process spaces I/Os by
+        // 1e6 / (rate / min_bs) us; below one block per second fio divides by zero.
+        if st.rate_poisson {
+            for &d in used_dirs(st.rw) {
+                let min_bs = bs[d].iter().map(|e| u64::from(e.0)).min().unwrap_or(4096);
+                if st.rate[d] > 0 && st.rate[d] < min_bs {
+                    return Err(self.err_at(
+                        at(0),
+                        Some("rate"),
+                        format!(
+                            "job '{name}': rate_process=poisson needs a {} rate of at least one block ({min_bs} bytes) \
+                             per second, not {} (fio divides by zero)",
+                            DIRS[d], st.rate[d]
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -162,6 +162,18 @@ pub struct JobSpec {
     pub thinktime_blocks: u32,
     /// Per direction [read, write, trim]; 0 = unlimited.
     pub rate_iops: [u64; 3],
+    /// `rate`: bytes/s per direction; 0 = unlimited (a job has `rate` or
+    /// `rate_iops`, not both).
+    pub rate: [u64; 3],
+    /// `rate_min` (bytes/s) and `rate_iops_min` per direction: the job fails
+    /// when a `rate_cycle` window falls below it; 0 = no check.
+    pub rate_min: [u64; 3],
+    pub rate_iops_min: [u64; 3],
+    /// `rate_process=poisson`: rated I/Os are spaced by exponential gaps
+    /// (fio's default, linear, spaces them evenly).
+    pub rate_poisson: bool,
+    /// `rate_cycle`: the window of the minimum-rate check, in ms.
+    pub rate_cycle_ms: u64,
     pub prio: IoPrio,
     /// Per direction [read, write]; 0 = off.
     pub cmdprio_percentage: [u32; 2],

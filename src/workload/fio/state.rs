@@ -62,6 +62,17 @@ pub(super) struct State {
     pub(super) thinktime_ns: u64,
     pub(super) thinktime_blocks: u32,
     pub(super) rate_iops: [u64; 3],
+    /// `rate`: bytes/s per direction (0: none).
+    pub(super) rate: [u64; 3],
+    /// `rate_min` (bytes/s) and `rate_iops_min`, per direction (0: none).
+    pub(super) rate_min: [u64; 3],
+    pub(super) rate_iops_min: [u64; 3],
+    /// Where `rate`, `rate_iops`, `rate_min`, `rate_iops_min` were last set.
+    pub(super) rate_at: [Option<Loc>; 4],
+    /// `rate_process=poisson` (fio's default is linear).
+    pub(super) rate_poisson: bool,
+    /// `rate_cycle`, in ms.
+    pub(super) rate_cycle_ms: u64,
     pub(super) prioclass: u8,
     pub(super) prio: u8,
     pub(super) cmdprio_percentage: [u32; 2],
@@ -137,6 +148,13 @@ impl Default for State {
             thinktime_ns: 0,
             thinktime_blocks: 1,
             rate_iops: [0; 3],
+            rate: [0; 3],
+            rate_min: [0; 3],
+            rate_iops_min: [0; 3],
+            rate_at: [None; 4],
+            rate_poisson: false,
+            // options.c: ratecycle .def = "1000".
+            rate_cycle_ms: 1000,
             prioclass: 0,
             prio: 0,
             cmdprio_percentage: [0; 2],
@@ -427,13 +445,39 @@ pub(super) fn verify(s: &mut State, a: &Arg) -> Result<(), String> {
     Ok(())
 }
 
-pub(super) fn rate_iops(s: &mut State, a: &Arg) -> Result<(), String> {
+/// A per-direction `a[,b[,c]]` value (fio `FIO_OPT_ULL` with three
+/// offsets): `out` keeps the directions left empty.
+fn int_dirs(a: &Arg, hi: u64, out: &mut [u64; 3]) -> Result<(), String> {
     let dirs = split_dirs(need(a.v)?)?;
     for (d, p) in dirs.iter().enumerate() {
         if let Some(p) = p {
-            s.rate_iops[d] = parse_int_in(p, a.kb, 0, u32::MAX as u64)?;
+            out[d] = parse_int_in(p, a.kb, 0, hi)?;
         }
     }
+    Ok(())
+}
+
+pub(super) fn rate_iops(s: &mut State, a: &Arg) -> Result<(), String> {
+    int_dirs(a, u32::MAX as u64, &mut s.rate_iops)?;
+    s.rate_at[1] = Some(a.at);
+    Ok(())
+}
+
+pub(super) fn rate(s: &mut State, a: &Arg) -> Result<(), String> {
+    int_dirs(a, u64::MAX, &mut s.rate)?;
+    s.rate_at[0] = Some(a.at);
+    Ok(())
+}
+
+pub(super) fn rate_min(s: &mut State, a: &Arg) -> Result<(), String> {
+    int_dirs(a, u64::MAX, &mut s.rate_min)?;
+    s.rate_at[2] = Some(a.at);
+    Ok(())
+}
+
+pub(super) fn rate_iops_min(s: &mut State, a: &Arg) -> Result<(), String> {
+    int_dirs(a, u32::MAX as u64, &mut s.rate_iops_min)?;
+    s.rate_at[3] = Some(a.at);
     Ok(())
 }
 

@@ -95,6 +95,43 @@ fn per_direction_values() {
 }
 
 #[test]
+fn rate_options_and_their_checks() {
+    // Sizes with fio's kb_base 1024, one value for every direction.
+    let j = job("rate=1m,500k\nratemin=100k,\nrate_cycle=500\nrate_process=poisson");
+    assert_eq!(j.rate, [1 << 20, 500 << 10, 500 << 10]);
+    assert_eq!(j.rate_min, [100 << 10, 0, 0]);
+    assert_eq!((j.rate_cycle_ms, j.rate_poisson), (500, true));
+    let j = job("rate=10m\nrate_iops_min=5");
+    assert_eq!(
+        (j.rate, j.rate_iops_min, j.rate_cycle_ms, j.rate_poisson),
+        ([10 << 20; 3], [5; 3], 1000, false)
+    );
+    // init.c fixup_options: one limit in bytes or IOPS, and no minimum above it.
+    let e = err("[j]\nrate=1m\nrate_iops=100\n");
+    assert_eq!((e.line, e.option.as_deref()), (3, Some("rate_iops")));
+    assert!(e.message.contains("mutually exclusive"), "{}", e.message);
+    let e = err("[j]\nrate_min=1m\nrate_iops_min=100\n");
+    assert!(e.message.contains("mutually exclusive"), "{}", e.message);
+    let e = err("[j]\nrw=randwrite\nrate=1m\nrate_min=2m\n");
+    assert_eq!((e.line, e.option.as_deref()), (4, Some("rate_min")));
+    assert!(
+        e.message
+            .contains("write minimum rate 2097152 exceeds its rate 1048576"),
+        "{}",
+        e.message
+    );
+    assert!(err("[j]\nrate_iops=10\nrate_iops_min=20\n").message.contains("exceeds"));
+    // A minimum without a cap, or below it, is fine.
+    assert_eq!(job("rate=2m\nrate_min=1m").rate_min, [1 << 20; 3]);
+    assert_eq!(job("rate_min=1g").rate, [0; 3]);
+    // backend.c usec_for_io divides by rate / min_bs: under one block a second fio faults.
+    let e = err("[j]\nrw=randread\nbs=4k\nrate=4000\nrate_process=poisson\n");
+    assert_eq!((e.line, e.option.as_deref()), (4, Some("rate")));
+    assert!(job("bs=4k\nrate=4096\nrate_process=poisson").rate_poisson);
+    assert!(err("[j]\nrate_process=bursty\n").message.contains("bursty"));
+}
+
+#[test]
 fn bssplit_forms() {
     let j = job("bssplit=4k/60:16k/30:64k/10");
     assert_eq!(j.bs[0], vec![(4096, 60), (16384, 30), (65536, 10)]);
