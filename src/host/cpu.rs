@@ -97,6 +97,9 @@ pub struct Core {
     pub iowaiters: u32,
     /// Idle periods and C-state exits (`[host.cpuidle]`).
     pub idle: super::cpuidle::IdleHistory,
+    /// Threads spinning here for completions (`hipri`): the CPU is never
+    /// idle while one does, so work arriving pays no C-state exit.
+    pub spinners: u32,
 }
 
 impl Core {

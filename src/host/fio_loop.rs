@@ -311,14 +311,14 @@ impl Host {
         q: &mut Queue,
     ) -> Result<Ns, Ns> {
         let ti = t as usize;
-        let bio_setup = self.env.costs.bio_setup_ns;
+        let bio_setup = self.env.costs.bio_setup_ns - self.threads[ti].setup_saved;
         while let Some((io, issue)) = self.threads[ti].staged.pop_front() {
             if let Some(ssd) = hint {
                 ssd.ftl.prefetch((io.offset / self.unit_bytes) as u32);
             }
             cur += bio_setup;
             self.threads[ti].sys_ns += bio_setup;
-            let hctx = self.map.for_io(cpu, &io);
+            let hctx = self.hctx_for(t, cpu, &io);
             let r = self.reqs.insert(Request::new(t, io, issue, hctx));
             if io.ddir == Ddir::Write && self.threads[ti].o_sync && self.driver.vwc {
                 // O_SYNC: an asynchronous write is REQ_FUA (see thread.rs).
@@ -360,9 +360,11 @@ impl Host {
     /// One io_getevents call that returns `n` completions.
     fn fio_reap(&mut self, mut cur: Ns, t: u32, n: u32) -> Ns {
         let c = &self.env.costs;
-        let (sys, usr) = (c.reap_syscall_ns, c.reap_per_io_ns * u64::from(n));
-        cur += sys + usr;
         let th = &mut self.threads[t as usize];
+        // userspace_reap: the events are read from the ring, no syscall.
+        let sys = if th.user_reap { 0 } else { c.reap_syscall_ns };
+        let usr = c.reap_per_io_ns * u64::from(n);
+        cur += sys + usr;
         th.sys_ns += sys;
         th.usr_ns += usr;
         th.stats.mark_complete(n);

@@ -124,6 +124,13 @@ impl Host {
         for (i, qp) in qps.iter_mut().enumerate() {
             // The interrupt of the CQ this SQ posts to.
             qp.irq_cpu = map.irq_cpu[map.cq_of[i] as usize];
+            qp.polled = map.is_poll_queue(i as u32);
+        }
+        let mut threads = threads;
+        for th in threads.iter_mut() {
+            let hipri = jobs.jobs[th.job].tuning.hipri;
+            th.polled_io = hipri && th.vcpu == thread::NO_VCPU && !map.poll_of.is_empty();
+            th.hipri_spin = hipri && (!th.sync || th.polled_io);
         }
         let costs = cfg.host.costs.clone();
         let numa = numa::Numa::new(&cfg.host.numa, &topo);
@@ -318,7 +325,7 @@ impl Host {
     #[inline]
     pub(crate) fn cpu_begin(&mut self, cpu: u32, now: Ns) -> Ns {
         let c = &mut self.cores[cpu as usize];
-        if now <= c.busy_until || !self.cpuidle.enabled() {
+        if now <= c.busy_until || !self.cpuidle.enabled() || c.spinners > 0 {
             return now.max(c.busy_until);
         }
         self.cpuidle.wake(&mut c.idle, c.busy_until, now, c.iowaiters)
@@ -443,7 +450,11 @@ impl HostPort for Host {
 
     #[inline]
     fn cqe_arrived(&mut self, cq: u32, cqe: Cqe, q: &mut Queue) {
-        self.driver.cqe_arrived(cq, cqe, &self.env, q);
+        if self.driver.qps[cq as usize].polled {
+            self.polled_cqe(cq, cqe, q);
+        } else {
+            self.driver.cqe_arrived(cq, cqe, &self.env, q);
+        }
     }
 
     /// The buffer of a host job's request is on the node its thread started

@@ -49,6 +49,11 @@ pub struct QueuePair {
     pub est_area: u128,
     pub est_last_t: u64,
     pub est_max: u64,
+    /// A poll queue (the driver's `poll_queues`): created with no interrupt
+    /// vector; its CQEs wait until a polling thread reaps them.
+    pub polled: bool,
+    /// Passes of a polling thread that reaped CQEs from this CQ.
+    pub polls: u64,
 }
 
 impl QueuePair {
@@ -290,6 +295,39 @@ impl NvmeDriver {
             pending: std::mem::take(&mut p.cq_pending),
             handled: 0,
         }
+    }
+
+    /// A thread on `cpu` polls poll queue `qp` (nvme_poll): it takes the
+    /// CQEs posted so far, and raises no interrupt.
+    #[inline]
+    pub(in crate::host) fn poll_enter(&mut self, qp: u32, cpu: u32) -> CqReap {
+        let p = &mut self.qps[qp as usize];
+        p.polls += 1;
+        CqReap {
+            qp,
+            cpu,
+            pending: std::mem::take(&mut p.cq_pending),
+            handled: 0,
+        }
+    }
+
+    /// The poll ends: the CQEs it could not see yet stay for the next one.
+    #[inline]
+    pub(in crate::host) fn poll_exit(&mut self, reap: CqReap) {
+        let CqReap {
+            qp,
+            mut pending,
+            handled,
+            ..
+        } = reap;
+        pending.drain(..handled);
+        self.qps[qp as usize].cq_pending = pending;
+    }
+
+    /// The earliest CQE waiting on poll queue `qp`, if any.
+    #[inline]
+    pub(in crate::host) fn polled_pending(&self, qp: u32) -> Option<Ns> {
+        self.qps[qp as usize].cq_pending.iter().map(|c| c.at).min()
     }
 
     /// The handler reaps the next CQE if it is visible at `cur` (its post

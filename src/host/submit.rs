@@ -202,17 +202,90 @@ impl Host {
     }
 
     /// The interrupt of queue pair `qp` runs on its CPU: the driver's
-    /// handler reaps every visible CQE, and each request completes.
+    /// handler reaps every visible CQE, and each request completes. A poll
+    /// queue has no interrupt: this is then a poll of it on the first CPU
+    /// mapped to it, for CQEs whose thread is asleep for a tag (see
+    /// `polled_cqe`).
     pub fn irq(&mut self, now: Ns, qp: u32, vms: &mut dyn Guests, q: &mut Queue) {
         let cpu = self.driver.irq_cpu(qp);
         let begin = self.cpu_begin(cpu, now);
-        let mut cur = begin + self.env.costs.irq_entry_ns;
-        let mut reap = self.driver.irq_enter(qp);
+        let polled = self.driver.qps[qp as usize].polled;
+        let mut cur = begin
+            + if polled {
+                self.env.costs.poll_cq_ns
+            } else {
+                self.env.costs.irq_entry_ns
+            };
+        let mut reap = if polled {
+            self.driver.poll_enter(qp, cpu)
+        } else {
+            self.driver.irq_enter(qp)
+        };
         while let Some(r) = self.driver.reap_cqe(&mut reap, &mut cur, &self.env) {
             cur = self.host_complete(cur, cpu, r, vms, q);
         }
         self.driver.irq_exit(reap, cur, &self.env, q);
         self.cpu_done(cpu, begin, cur);
+    }
+
+    /// The device posted `cqe` to poll queue `cq`: no interrupt. The thread
+    /// whose request it completes, spinning for completions, sees it at
+    /// once and reaps it (`poll_reap`); a thread busy on its CPU reaps it
+    /// when it next polls (at the start of its next turn, or when it parks
+    /// to wait). A thread asleep for a tag polls nothing: its CQEs are
+    /// reaped by a poll on the queue's first CPU (io_uring's blocking retry
+    /// of a submission runs in an io-wq worker while the task goes on
+    /// polling; the model does not run that worker).
+    pub(super) fn polled_cqe(&mut self, cq: u32, cqe: crate::nvme::Cqe, q: &mut Queue) {
+        self.driver.qps[cq as usize].cq_pending.push(cqe);
+        let t = self.reqs.get(cqe.cid).thread;
+        let th = &mut self.threads[t as usize];
+        match th.state {
+            super::ThreadState::WaitingIo if th.polling => {
+                th.polling = false;
+                th.state = super::ThreadState::Scheduled;
+                q.schedule(cqe.at, crate::sim::Event::ThreadRun { thread: t });
+            }
+            super::ThreadState::WaitingTag => self.poll_by_queue_cpu(cq, q),
+            _ => {}
+        }
+    }
+
+    /// Poll queue `cq`'s CQEs are reaped by a poll on the queue's first CPU
+    /// when the first of them is visible.
+    pub(super) fn poll_by_queue_cpu(&mut self, cq: u32, q: &mut Queue) {
+        let Some(at) = self.driver.polled_pending(cq) else {
+            return;
+        };
+        let p = &mut self.driver.qps[cq as usize];
+        if !p.irq_armed {
+            p.irq_armed = true;
+            q.schedule(at, crate::sim::Event::Irq { qp: cq });
+        }
+    }
+
+    /// Thread `t` polls its poll queues on `cpu` from `cur` (io_uring's
+    /// io_do_iopoll, pvsync2's bio_poll): each queue with a CQE visible by
+    /// then costs one poll pass (`poll_cq_ns`) and reaps every visible CQE
+    /// on it (nvme_poll reaps the whole CQ, other threads' CQEs too), each
+    /// as the interrupt handler would (`cqe_handle_ns`, then the request
+    /// completes). Returns when the CPU is done.
+    pub(super) fn poll_reap(&mut self, mut cur: Ns, cpu: u32, t: u32, vms: &mut dyn Guests, q: &mut Queue) -> Ns {
+        let t0 = cur;
+        for i in 0..self.threads[t as usize].poll_qps.len() {
+            let qp = self.threads[t as usize].poll_qps[i];
+            if self.driver.polled_pending(qp).is_none_or(|at| at > cur) {
+                continue;
+            }
+            cur += self.env.costs.poll_cq_ns;
+            let mut reap = self.driver.poll_enter(qp, cpu);
+            while let Some(r) = self.driver.reap_cqe(&mut reap, &mut cur, &self.env) {
+                cur = self.host_complete(cur, cpu, r, vms, q);
+            }
+            self.driver.poll_exit(reap);
+        }
+        self.threads[t as usize].sys_ns += cur - t0;
+        cur
     }
 
     /// The host issues a Set Features (Arbitration) on CPU 0 (where Linux

@@ -320,6 +320,26 @@ pub struct Thread {
     pub(super) name: String,
     /// Why the job failed (it stopped issuing then), as fio reports it.
     pub failure: Option<crate::report::fio_json::JobFailure>,
+    /// `hipri`: the thread spins on its CPU for completions instead of
+    /// sleeping (io_uring's IOPOLL ring always; pvsync2's RWF_HIPRI only
+    /// where the queue polls, else blk_poll finds nothing to poll and the
+    /// call sleeps). Set by `Host::new`, which knows the poll queues.
+    pub(super) hipri_spin: bool,
+    /// `hipri` with the driver's poll queues: its bios (those that are not
+    /// split: bio_split_rw clears REQ_POLLED) go to its CPU's poll queue,
+    /// which raises no interrupt, and it reaps their CQEs itself.
+    pub(super) polled_io: bool,
+    /// The poll queues it has submitted to (it polls them for CQEs).
+    pub(super) poll_qps: Vec<u32>,
+    /// Spinning since (time, CPU, that CPU's busy time then): the spin is
+    /// the thread's system time and its CPU's busy time (less the other
+    /// work the CPU did meanwhile), and the CPU enters no idle state.
+    pub(super) spin_from: Option<(Ns, u32, Ns)>,
+    /// Per I/O, what `fixedbufs` and `registerfiles` take off `bio_setup_ns`.
+    pub(super) setup_saved: Ns,
+    /// libaio `userspace_reap` with `iodepth_batch_complete_min=0`: the
+    /// events are read from the ring in user space, with no io_getevents.
+    pub(super) user_reap: bool,
 }
 
 impl Thread {
@@ -650,6 +670,22 @@ impl Thread {
             in_sync: None,
             syncs_submitted: 0,
             syncs_completed: 0,
+            hipri_spin: false,
+            polled_io: false,
+            poll_qps: Vec::new(),
+            spin_from: None,
+            setup_saved: if spec.ioengine == crate::workload::fio::IoEngine::IoUring {
+                let c = &cfg.host.costs;
+                (if spec.tuning.fixedbufs { c.pin_pages() } else { 0 })
+                    + (if spec.tuning.registerfiles { c.fget() } else { 0 })
+            } else {
+                0
+            },
+            // fio_libaio_getevents reads the ring itself only when its
+            // min_nr is 0 (iodepth_batch_complete_min=0).
+            user_reap: spec.tuning.userspace_reap
+                && spec.ioengine == crate::workload::fio::IoEngine::Libaio
+                && spec.iodepth_batch_complete_min == 0,
         })
     }
 }

@@ -98,7 +98,11 @@ impl Host {
     /// A fio thread gets the CPU. Returns true when the thread has finished.
     pub fn thread_run(&mut self, now: Ns, t: u32, vms: &mut dyn Guests, hint: Option<&Ssd>, q: &mut Queue) -> bool {
         let ti = t as usize;
-        let (cur, cpu, begin, resuming) = self.turn_begin(now, t, vms);
+        let (mut cur, cpu, begin, resuming) = self.turn_begin(now, t, vms);
+        if self.threads[ti].polled_io && !resuming {
+            // A polling thread reaps its poll queues' CQEs itself.
+            cur = self.poll_reap(cur, cpu, t, vms, q);
+        }
         let (cur, blocked_tag) = self.resume_tag(cur, cpu, t, vms, q);
         if !resuming {
             // A new round: its first submission pays the syscall.
@@ -140,6 +144,7 @@ impl Host {
         let ti = t as usize;
         self.threads[ti].polling = false;
         self.threads[ti].wait_min = 0;
+        let spun = self.threads[ti].spin_from.take();
         let woke_from_sleep = matches!(self.threads[ti].state, ThreadState::Waking);
         let resuming = std::mem::take(&mut self.threads[ti].resume_submit);
         if !resuming {
@@ -160,6 +165,15 @@ impl Host {
         } else {
             self.cpu_start(cpu, now)
         };
+        if let Some((from, spin_cpu, busy)) = spun {
+            // It spun from `from` until now: its system time, and its CPU's
+            // busy time but for the other work that CPU did meanwhile.
+            let core = &mut self.cores[spin_cpu as usize];
+            core.spinners -= 1;
+            let spin = now.saturating_sub(from).saturating_sub(core.busy_ns - busy);
+            core.busy_ns += spin;
+            self.threads[ti].sys_ns += spin;
+        }
         // Out of I/O wait (after the wake-up: the idle state was chosen
         // while it slept).
         let iw = std::mem::replace(&mut self.threads[ti].iowait_cpu, u32::MAX);
@@ -460,7 +474,7 @@ impl Host {
             let issue = cur;
             cur += c.app_per_io_ns;
             th.usr_ns += c.app_per_io_ns;
-            let mut sys = c.bio_setup_ns;
+            let mut sys = c.bio_setup_ns - th.setup_saved;
             if th.in_batch == 0 {
                 sys += c.syscall_ns;
             }
@@ -469,8 +483,9 @@ impl Host {
             th.sys_ns += sys;
             th.ios_submitted += 1;
             th.stats.record_issue(io.ddir);
-            let hctx = self.map.for_io(cpu, &io);
+            let hctx = self.hctx_for(t, cpu, &io);
             let r = self.reqs.insert(Request::new(t, io, issue, hctx));
+            let th = &mut self.threads[ti];
             if io.ddir == Ddir::Write {
                 th.writes_issued += 1;
                 if th.o_sync {
@@ -541,12 +556,41 @@ impl Host {
                 th.state = ThreadState::Scheduled;
                 q.schedule(cur, Event::ThreadRun { thread: t });
             }
-            Stop::Tag => th.state = ThreadState::WaitingTag,
+            Stop::Tag => {
+                th.state = ThreadState::WaitingTag;
+                if th.polled_io {
+                    // Asleep, it polls nothing (see `polled_cqe`).
+                    for i in 0..th.poll_qps.len() {
+                        let qp = self.threads[t as usize].poll_qps[i];
+                        self.poll_by_queue_cpu(qp, q);
+                    }
+                }
+            }
             Stop::Sync => th.state = ThreadState::WaitingIo,
             Stop::Wait { min, poll } => {
                 th.wait_min = min;
-                th.polling = poll;
+                th.polling = poll || th.hipri_spin;
                 th.state = ThreadState::WaitingIo;
+                if th.hipri_spin {
+                    // hipri: it spins on its CPU (io_iopoll_check), which
+                    // stays busy and enters no idle state.
+                    th.spin_from = Some((cur, cpu, self.cores[cpu as usize].busy_ns));
+                    self.cores[cpu as usize].spinners += 1;
+                    let th = &self.threads[t as usize];
+                    let next = th
+                        .poll_qps
+                        .iter()
+                        .filter_map(|&qp| self.driver.polled_pending(qp))
+                        .min();
+                    if let Some(at) = next {
+                        // A CQE already waits on its poll queue: it sees it
+                        // on its next pass.
+                        let th = &mut self.threads[t as usize];
+                        th.polling = false;
+                        th.state = ThreadState::Scheduled;
+                        q.schedule(at.max(cur), Event::ThreadRun { thread: t });
+                    }
+                }
             }
             Stop::Sleep(qs) => {
                 th.stats.quiesced();
@@ -564,6 +608,7 @@ impl Host {
         }
         // Asleep in io_schedule (a synchronous read or write, a tag wait),
         // which the idle governor counts; io_getevents sleeps interruptibly.
+        let th = &mut self.threads[t as usize];
         let iowait = match th.state {
             ThreadState::WaitingTag => true,
             ThreadState::WaitingIo => th.sync && !th.polling,
@@ -574,6 +619,22 @@ impl Host {
             self.cores[cpu as usize].iowaiters += 1;
         }
         false
+    }
+
+    /// The hardware queue of thread `t`'s bio `io` submitted on `cpu`: its
+    /// CPU's poll queue for a polled thread's bio that is not split
+    /// (bio_split_rw clears REQ_POLLED on a bio it splits), else the map's.
+    pub(super) fn hctx_for(&mut self, t: u32, cpu: u32, io: &crate::workload::Io) -> u32 {
+        let th = &mut self.threads[t as usize];
+        if th.polled_io && self.block.split_parts(io).is_none() {
+            if let Some(qp) = self.map.for_polled(cpu) {
+                if !th.poll_qps.contains(&qp) {
+                    th.poll_qps.push(qp);
+                }
+                return qp;
+            }
+        }
+        self.map.for_io(cpu, io)
     }
 
     /// Send thread `t`'s new request `r` down from `cpu` at `cur`: through

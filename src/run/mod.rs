@@ -410,7 +410,7 @@ fn extras(m: &Machine, end: Ns) -> Value {
         .zip(m.host().queue_pairs())
         .enumerate()
         .map(|(i, (s, qp))| {
-            json!({
+            let mut v = json!({
                 "sq": i + 1,
                 "cq": m.host().map().cq_of[i] + 1,
                 "priority": m.host().map().sq_prio[i].name(),
@@ -425,7 +425,14 @@ fn extras(m: &Machine, end: Ns) -> Value {
                 "held_writes": s.held[1],
                 "doorbells": qp.doorbells,
                 "interrupts": qp.interrupts,
-            })
+            });
+            if qp.polled {
+                // A poll queue ([host] poll_queues): no interrupt vector;
+                // its CQEs are reaped by polling threads' passes.
+                v["polled"] = json!(true);
+                v["polls"] = json!(qp.polls);
+            }
+            v
         })
         .collect();
     let locks: Vec<Value> = m

@@ -33,4 +33,5 @@ mod serve;
 mod split;
 mod suspend;
 mod sweep;
+mod uring;
 mod virt;

@@ -43,6 +43,20 @@ pub struct HostConfig {
     /// C-states disabled in the BIOS or `idle=poll`.
     #[serde(default, skip_serializing_if = "CpuIdleConfig::is_default")]
     pub cpuidle: CpuIdleConfig,
+    /// The NVMe driver's `poll_queues` module parameter
+    /// (drivers/nvme/host/pci.c, default 0): queue pairs created without an
+    /// interrupt vector, for polled I/O (`hipri`). The driver takes them out
+    /// of the device's I/O queues, at most all but one (nvme_setup_irqs:
+    /// `min(nr_poll_queues, nr_io_queues - 1)`), and blk-mq spreads the CPUs
+    /// over them (the HCTX_TYPE_POLL map). With none (the default) the
+    /// queue has no QUEUE_FLAG_POLL: submit_bio_noacct clears REQ_POLLED and
+    /// a hipri job's completions come by interrupt.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub poll_queues: u32,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 impl HostConfig {
@@ -82,6 +96,13 @@ impl HostConfig {
         self.scheduler.check(&c.table("host.scheduler"))?;
         self.virt.check(&c.table("host.virt"))?;
         self.numa.check(&c.table("host.numa"), self.sockets)?;
+        t.int(
+            "poll_queues",
+            self.poll_queues,
+            0,
+            65535,
+            "NVMe I/O queues (the driver takes at most all of the device's but one)",
+        )?;
         self.cpuidle.check(&c.table("host.cpuidle"))
     }
 }
@@ -329,6 +350,56 @@ pub struct HostCosts {
     /// dispatches it (a switch to the kworker on the submitting CPU and back).
     #[serde(default = "flush_request_default")]
     pub flush_request_ns: u64,
+    /// The part of `bio_setup_ns` that pins the user pages of a direct I/O
+    /// (iov_iter_get_pages / pin_user_pages_fast at submission, the unpin
+    /// in bio_release_pages at completion), per I/O: what io_uring's
+    /// registered buffers (`fixedbufs`, IORING_REGISTER_BUFFERS, pinned
+    /// once) save. Absent: 15% of `bio_setup_ns` (see `pin_pages`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin_pages_ns: Option<u64>,
+    /// The part of `bio_setup_ns` that takes and drops the file's reference
+    /// (fget at submission, fput at completion: atomics on the shared
+    /// `f_count`), per I/O: what registered files (`registerfiles`,
+    /// IORING_REGISTER_FILES) save. Absent: 4% of `bio_setup_ns` (see `fget`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fget_ns: Option<u64>,
+    /// One iteration of a polling thread's completion poll that finds a CQE
+    /// on a poll queue (io_do_iopoll -> blkdev_iopoll -> bio_poll ->
+    /// blk_mq_poll -> nvme_poll, reading the CQ head's phase bit), before
+    /// the CQEs are handled (`cqe_handle_ns` each).
+    #[serde(default = "poll_cq_default")]
+    pub poll_cq_ns: u64,
+}
+
+impl HostCosts {
+    /// `pin_pages_ns`, or its default: ESTIMATE 300 of bio_setup_ns' 2000
+    /// cycles (15%): pin_user_pages_fast of a 4 KiB buffer walks four
+    /// page-table levels with interrupts off and takes the page's
+    /// reference (an atomic), and completion drops it (and, for a read,
+    /// dirties the page: bio_check_pages_dirty). Axboe, "Efficient IO with
+    /// io_uring" (kernel.dk/io_uring.pdf), section "Fixed files and buffers":
+    /// registered buffers remove this mapping and unmapping from every I/O.
+    pub fn pin_pages(&self) -> u64 {
+        self.pin_pages_ns.unwrap_or(self.bio_setup_ns * 3 / 20)
+    }
+
+    /// `fget_ns`, or its default: ESTIMATE 80 of bio_setup_ns' 2000 cycles
+    /// (4%): the fd table lookup under RCU and an atomic increment of
+    /// `f_count` in io_uring's io_file_get_normal (fget), and the atomic
+    /// decrement of fput when the request is freed. Axboe, "Efficient IO
+    /// with io_uring": the file reference taken and dropped atomically per
+    /// I/O is what registered files remove.
+    pub fn fget(&self) -> u64 {
+        self.fget_ns.unwrap_or(self.bio_setup_ns / 25)
+    }
+}
+
+fn poll_cq_default() -> u64 {
+    // ESTIMATE: 200 cycles at 2.0 GHz: the call chain down to nvme_poll
+    // (a few dozen instructions per level, cq_poll_lock uncontended) and a
+    // read of the CQE at the CQ head that the device's DMA write has just
+    // invalidated (a cache miss to the last-level cache or memory, ~60-80 ns).
+    100
 }
 
 impl HostCosts {
@@ -362,6 +433,9 @@ impl HostCosts {
             ("hmb_fill_ns", k.hmb_fill_ns),
             ("fsync_path_ns", k.fsync_path_ns),
             ("flush_request_ns", k.flush_request_ns),
+            ("pin_pages_ns", k.pin_pages_ns.unwrap_or(0)),
+            ("fget_ns", k.fget_ns.unwrap_or(0)),
+            ("poll_cq_ns", k.poll_cq_ns),
         ] {
             t.int(key, v, 0, MAX_STEP_NS, "a CPU cost of at most 1 s")?;
         }
@@ -371,6 +445,16 @@ impl HostCosts {
             ("disk_stats_shared_lines", k.disk_stats_shared_lines),
         ] {
             t.int(key, v, 0, MAX_SHARED_LINES, "cache lines")?;
+        }
+        // Both are parts of bio_setup_ns: together at most all of it.
+        if k.pin_pages() + k.fget() > k.bio_setup_ns {
+            return Err(t.err(format!(
+                "pin_pages_ns + fget_ns = {} + {} ns exceeds bio_setup_ns = {} ns: they are the parts of the \
+per-I/O setup that io_uring's fixedbufs and registerfiles save",
+                k.pin_pages(),
+                k.fget(),
+                k.bio_setup_ns
+            )));
         }
         t.int(
             "memcpy_bytes_per_s",

@@ -198,6 +198,9 @@ pub struct QueueMapTable {
     pub sq_prio: Vec<QPrio>,
     /// Completion queue of each SQ (an index of an SQ whose queue pair holds it).
     pub cq_of: Vec<u32>,
+    /// The NVMe driver's poll queue of each CPU (the HCTX_TYPE_POLL map);
+    /// empty without poll queues (`[host] poll_queues = 0`).
+    pub poll_of: Vec<u32>,
 }
 
 impl QueueMapTable {
@@ -231,7 +234,40 @@ impl QueueMapTable {
             cpus,
             sq_prio: (0..p.nr_hw_queues()).map(|q| p.sq_prio(q)).collect(),
             cq_of: (0..p.nr_hw_queues()).map(|q| p.cq_of(q)).collect(),
+            poll_of: Vec::new(),
         }
+    }
+
+    /// Add `n` poll queues (queue pairs with no interrupt vector) after the
+    /// others, and spread the CPUs over them in contiguous groups, as
+    /// blk_mq_map_queues spreads a map's CPUs (the nvme driver's
+    /// HCTX_TYPE_POLL map, nvme_pci_map_queues). Each is created with the
+    /// stock QPRIO (urgent, the field left zero) and its own CQ.
+    pub fn add_poll_queues(&mut self, n: u32, nr_cpus: u32) {
+        let first = self.nr_hw_queues;
+        self.poll_of = (0..nr_cpus)
+            .map(|c| first + (u64::from(c) * u64::from(n) / u64::from(nr_cpus)) as u32)
+            .collect();
+        for q in first..first + n {
+            let cpus: Vec<u32> = (0..nr_cpus).filter(|&c| self.poll_of[c as usize] == q).collect();
+            self.irq_cpu.push(cpus.first().copied().unwrap_or(0));
+            self.cpus.push(cpus);
+            self.sq_prio.push(QPrio::Urgent);
+            self.cq_of.push(q);
+        }
+        self.nr_hw_queues += n;
+    }
+
+    /// Whether hardware queue `q` is a poll queue (it raises no interrupt).
+    #[inline]
+    pub fn is_poll_queue(&self, q: u32) -> bool {
+        self.poll_of.first().is_some_and(|&first| q >= first)
+    }
+
+    /// The poll queue of a polled bio submitted on `cpu`, if there are any.
+    #[inline]
+    pub fn for_polled(&self, cpu: u32) -> Option<u32> {
+        self.poll_of.get(cpu as usize).copied()
     }
 
     /// Add one hardware queue that every request of I/O priority `class`
@@ -331,10 +367,23 @@ pub fn for_device(
     } else {
         max_q
     };
-    let policy = build(policy_name, topo, map_q, &params)?;
+    // The driver's poll queues come out of the device's I/O queues, leaving
+    // at least one with an interrupt (nvme_setup_irqs: min(poll_queues,
+    // nr_io_queues - 1)). The legacy request queue has no polled map, and
+    // null_blk's own poll queues are not modelled (it completes at once).
+    let poll = if cfg.device.block_layer == BlockLayerKind::BlkMq && cfg.device.kind != crate::config::DeviceKind::Null
+    {
+        cfg.host.poll_queues.min(map_q - 1)
+    } else {
+        0
+    };
+    let policy = build(policy_name, topo, map_q - poll, &params)?;
     let mut map = QueueMapTable::from_policy(policy.as_ref(), topo);
     if dedicated {
         map.add_dedicated(cfg.device.hmb.urgent_class, nr_cpus);
+    }
+    if poll > 0 {
+        map.add_poll_queues(poll, nr_cpus);
     }
     Ok(map)
 }

@@ -7,7 +7,7 @@
 use super::options::{engine_name, lookup};
 use super::reader::FioError;
 use super::reader::{Parser, RawSection};
-use super::spec::{BsSplit, JobSpec, RandomDistribution, RwMode, SizeSpec, SteadyStateSpec};
+use super::spec::{BsSplit, IoEngine, JobSpec, RandomDistribution, RwMode, SizeSpec, SteadyStateSpec};
 use super::state::engine_mismatch;
 use super::state::State;
 use crate::workload::IoPrio;
@@ -112,6 +112,24 @@ impl Parser<'_> {
                 ));
             }
         }
+        // An IOPOLL ring takes only the opcodes that can be polled: io_uring
+        // fails an IORING_OP_FSYNC on it with EINVAL (io_uring.c io_init_req:
+        // an opcode without `iopoll` in its io_issue_def).
+        if st.ioengine == IoEngine::IoUring
+            && st.tuning.hipri
+            && (st.fsync_blocks.0 > 0 || st.fdatasync_blocks.0 > 0)
+            && st.read_iolog.is_none()
+        {
+            let opt = if st.fsync_blocks.0 > 0 { "fsync" } else { "fdatasync" };
+            return Err(self.err_at(
+                st.hipri_at,
+                Some("hipri"),
+                format!(
+                    "job '{name}': hipri with {opt}: io_uring's polled ring (IORING_SETUP_IOPOLL) takes no \
+                     fsync (the kernel fails it with EINVAL)"
+                ),
+            ));
+        }
         Ok(JobSpec {
             name: name.clone(),
             line: sec.at.line,
@@ -199,6 +217,7 @@ impl Parser<'_> {
             } else {
                 st.fdatasync_blocks.0
             },
+            tuning: st.tuning,
             vm: None,
         })
     }

@@ -125,6 +125,10 @@ const NO_MISMATCH: &str = "a verify read follows the completed write of its bloc
 const CHECKSUM_CPU: &str =
     "where fio computes checksums; the simulated data has none and the reads' timing is the same";
 const U32: u64 = u32::MAX as u64;
+/// Why io_uring's SQ polling thread is refused.
+const SQPOLL: &str = "a kernel SQ thread (IORING_SETUP_SQPOLL) that submits on a CPU of its own, idling after \
+sq_thread_idle, is a host thread the simulator does not model; the application's submissions are modelled as \
+io_uring_enter calls";
 const MAX: u64 = u64::MAX;
 
 /// A modelled option.
@@ -466,17 +470,17 @@ pub(super) const OPTIONS: &[FioOption] = &[
     m("cmdprio_class", "", IntDirs(1, 3), "", "priority class of the cmdprio share (default RT)", Set::Custom(set::cmdprio_class)).on(&["libaio", "io_uring"]),
     m("cmdprio", "", IntDirs(0, 7), "", "priority level of the cmdprio share", Set::Custom(set::cmdprio)).on(&["libaio", "io_uring"]),
     x("cmdprio_bssplit", "", Other("BS/PERCENT[/CLASS/LEVEL]:..."), "", "priorities by block size").on(&["libaio", "io_uring"]).because("use cmdprio_percentage").sets(Set::Custom(set::cmdprio_bssplit)),
-    x("userspace_reap", "", Bool, "0", "reap completions without a system call").on(&["libaio"]),
+    m("userspace_reap", "", Bool, "0", "reap completions without a system call", Set::Bool(|s, v, _| s.tuning.userspace_reap = v)).on(&["libaio"]),
     x("nowait", "", Bool, "0", "RWF_NOWAIT: fail I/O that would block").on(&["libaio", "io_uring", "pvsync2"]),
-    x("hipri", "", Bool, "0", "polled completions").on(&["io_uring", "pvsync2"]),
+    m("hipri", "", Bool, "0", "polled completions", Set::Bool(|s, v, at| { s.tuning.hipri = v; s.hipri_at = at; })).on(&["io_uring", "pvsync2"]),
     x("hipri_percentage", "", Int(0, 100), "100", "share of polled I/Os").on(&["pvsync2"]),
     x("uncached", "", Int(0, 1), "0", "RWF_UNCACHED buffered I/O").on(&["io_uring", "pvsync2"]),
-    x("fixedbufs", "", Bool, "0", "pre-registered I/O buffers").on(&["io_uring"]),
-    x("registerfiles", "", Bool, "0", "pre-registered files").on(&["io_uring"]),
-    x("sqthread_poll", "", Bool, "0", "a kernel thread polls the submission queue").on(&["io_uring"]),
-    x("sqthread_poll_cpu", "", Int(0, U32), "", "CPU of the polling kernel thread").on(&["io_uring"]),
-    x("nonvectored", "", Other("-1, 0 or 1"), "-1", "non-vectored read and write commands").on(&["io_uring"]),
-    x("force_async", "", Int(0, U32), "0", "IOSQE_ASYNC on every Nth I/O").on(&["io_uring"]),
+    m("fixedbufs", "", Bool, "0", "pre-registered I/O buffers", Set::Bool(|s, v, _| s.tuning.fixedbufs = v)).on(&["io_uring"]),
+    m("registerfiles", "", Bool, "0", "pre-registered files", Set::Bool(|s, v, _| s.tuning.registerfiles = v)).on(&["io_uring"]),
+    x("sqthread_poll", "", Bool, "0", "a kernel thread polls the submission queue").on(&["io_uring"]).because(SQPOLL),
+    x("sqthread_poll_cpu", "", Int(0, U32), "", "CPU of the polling kernel thread").on(&["io_uring"]).because(SQPOLL),
+    q("nonvectored", "", Other("-1, 0 or 1"), "-1", "non-vectored read and write commands", "picks IORING_OP_READ/WRITE or READV/WRITEV; fio's default (-1) already takes the non-vectored ones where the kernel has them, and the one-iovec copy READV adds is within bio_setup_ns").on(&["io_uring"]),
+    x("force_async", "", Int(0, U32), "0", "IOSQE_ASYNC on every Nth I/O").on(&["io_uring"]).because("IOSQE_ASYNC hands the I/O to an io-wq worker thread, which the simulator does not model"),
 ];
 
 /// The option called `key` (its name, or a core option's alias).

@@ -3,6 +3,24 @@
 
 use crate::workload::IoPrio;
 
+/// An engine's tuning options: what they change in the host's path.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EngineTuning {
+    /// `hipri`: io_uring's polled ring (IORING_SETUP_IOPOLL), or pvsync2's
+    /// RWF_HIPRI. The thread spins for its completions instead of sleeping.
+    pub hipri: bool,
+    /// `fixedbufs`: io_uring's registered buffers (IORING_REGISTER_BUFFERS):
+    /// no per-I/O page pinning in the direct-I/O path.
+    pub fixedbufs: bool,
+    /// `registerfiles`: io_uring's registered files (IORING_REGISTER_FILES):
+    /// no per-I/O file reference get and put.
+    pub registerfiles: bool,
+    /// `userspace_reap`: libaio reaps its ring in user space, without
+    /// io_getevents, when `iodepth_batch_complete_min=0` (engines/libaio.c
+    /// fio_libaio_getevents uses it only then).
+    pub userspace_reap: bool,
+}
+
 /// A parsed job file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FioJobFile {
@@ -235,6 +253,9 @@ pub struct JobSpec {
     pub fsync_blocks: u32,
     /// `fdatasync=N`: an fdatasync(2) after every N writes issued (0: never).
     pub fdatasync_blocks: u32,
+    /// The engine's tuning options (io_uring's `hipri`, `fixedbufs`,
+    /// `registerfiles`, pvsync2's `hipri`, libaio's `userspace_reap`).
+    pub tuning: EngineTuning,
     /// The VM (index into the config's `[[vm]]`) whose guest runs this job;
     /// `None` for a job on the host. Set by `virt::attach_guest_jobs`.
     pub vm: Option<u32>,

@@ -113,6 +113,9 @@ pub(super) struct State {
     /// `fsync` / `fdatasync` every N writes (0: off), and where each was set.
     pub(super) fsync_blocks: (u32, Loc),
     pub(super) fdatasync_blocks: (u32, Loc),
+    /// The engine's tuning options, and where `hipri` was set.
+    pub(super) tuning: super::spec::EngineTuning,
+    pub(super) hipri_at: Loc,
 }
 
 impl Default for State {
@@ -193,6 +196,9 @@ impl Default for State {
             sync_io: None,
             fsync_blocks: (0, Loc::default()),
             fdatasync_blocks: (0, Loc::default()),
+            // engines/io_uring.c, engines/libaio.c: all four default off.
+            tuning: super::spec::EngineTuning::default(),
+            hipri_at: Loc::default(),
         }
     }
 }

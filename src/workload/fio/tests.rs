@@ -663,7 +663,10 @@ mod table {
         let md = crate::workload::fio::options_markdown();
         assert_eq!(md.lines().count(), OPTIONS.len() + 2);
         assert!(md.contains("| `bs` (`blocksize`) | block size, per direction | `4k` | global, job | modelled |"));
-        assert!(md.contains("| `hipri` | 0 or 1 | `0` | global, job; ioengine io_uring, pvsync2 | refused:"));
+        assert!(md.contains("| `hipri` | 0 or 1 | `0` | global, job; ioengine io_uring, pvsync2 | modelled |"));
+        assert!(
+            md.contains("| `force_async` | integer 0..4294967295 | `0` | global, job; ioengine io_uring | refused:")
+        );
     }
 }
 
