@@ -622,11 +622,12 @@ impl Host {
     }
 
     /// The hardware queue of thread `t`'s bio `io` submitted on `cpu`: its
-    /// CPU's poll queue for a polled thread's bio that is not split
-    /// (bio_split_rw clears REQ_POLLED on a bio it splits), else the map's.
+    /// CPU's poll queue for a polled thread's read or write that is not
+    /// split (bio_split_rw clears REQ_POLLED on a bio it splits), else the
+    /// map's.
     pub(super) fn hctx_for(&mut self, t: u32, cpu: u32, io: &crate::workload::Io) -> u32 {
         let th = &mut self.threads[t as usize];
-        if th.polled_io && self.block.split_parts(io).is_none() {
+        if th.polled_io && io.ddir != Ddir::Trim && self.block.split_parts(io).is_none() {
             if let Some(qp) = self.map.for_polled(cpu) {
                 if !th.poll_qps.contains(&qp) {
                     th.poll_qps.push(qp);
