@@ -57,15 +57,27 @@ const ZETA_EXACT_TERMS: u64 = 100_000;
 /// Errors when the offset is at or past the end, when `offset + size` runs
 /// past the end, or when the region cannot hold the largest block size.
 pub fn resolve_region(spec: &JobSpec, clone_index: u32, file_bytes: u64) -> Result<(u64, u64), String> {
-    let _ = clone_index;
     let (min_bs, max_bs) = bs_bounds(spec);
     let pct_of = |p: f64| -> u64 {
         let micro = (p.clamp(0.0, 100.0) * 1_000_000.0).round() as u128;
         (u128::from(file_bytes) * micro / 100_000_000) as u64
     };
-    let offset = match spec.offset {
-        SizeSpec::Bytes(o) => o,
-        SizeSpec::Percent(p) => pct_of(p).div_ceil(min_bs).saturating_mul(min_bs),
+    // filesetup.c get_start_offset: clone N (subjob_number) starts N
+    // increments further; a percentage in either is rounded up to the
+    // smallest block size.
+    let (increment, inc_pct) = match spec.offset_increment {
+        SizeSpec::Bytes(b) => (b, false),
+        SizeSpec::Percent(p) => (pct_of(p), true),
+    };
+    let (base, base_pct) = match spec.offset {
+        SizeSpec::Bytes(o) => (o, false),
+        SizeSpec::Percent(p) => (pct_of(p), true),
+    };
+    let raw = base.saturating_add(u64::from(clone_index).saturating_mul(increment));
+    let offset = if base_pct || inc_pct {
+        raw.div_ceil(min_bs).saturating_mul(min_bs)
+    } else {
+        raw
     };
     if offset >= file_bytes {
         return Err(format!(
@@ -312,6 +324,9 @@ pub struct IoGenerator {
     cmdprio_percentage: [u32; 2],
     cmdprio: [IoPrio; 2],
     bytes_limit: Option<u64>,
+    /// Bytes one loop (one write pass of a verifying job) does: `io_size`,
+    /// else the region's size.
+    per_loop: u64,
     ios_limit: Option<u64>,
     bytes_issued: u64,
     ios_issued: u64,
@@ -420,6 +435,11 @@ impl IoGenerator {
                 spec.rate_iops[d].saturating_mul(u64::from(sizes[d].min))
             }
         });
+        let per_loop = match spec.io_size {
+            None => len,
+            Some(SizeSpec::Bytes(b)) => b,
+            Some(SizeSpec::Percent(p)) => (u128::from(len) * (p * 1e6).round() as u128 / 100_000_000) as u64,
+        };
         IoGenerator {
             start,
             len,
@@ -433,8 +453,11 @@ impl IoGenerator {
             prio: spec.prio,
             cmdprio_percentage: spec.cmdprio_percentage,
             cmdprio: spec.cmdprio,
-            // A verifying job ends its passes itself (`Verify::pass_bytes`).
-            bytes_limit: (!spec.time_based && verify.is_none()).then(|| len.saturating_mul(loops)),
+            // backend.c io_bytes_exceeded: io_size (else size) times loops;
+            // io_size as a percentage scales the region (filesetup.c). A
+            // verifying job ends its passes itself (`Verify::pass_bytes`).
+            bytes_limit: (!spec.time_based && verify.is_none()).then(|| per_loop.saturating_mul(loops)),
+            per_loop,
             ios_limit: (spec.number_ios > 0).then_some(spec.number_ios),
             bytes_issued: 0,
             ios_issued: 0,
@@ -554,7 +577,7 @@ impl IoGenerator {
             return Some(io);
         }
         // do_io stops once `size` bytes are issued, time_based or not.
-        if self.verify.as_ref().is_some_and(|v| v.pass_bytes >= self.len) {
+        if self.verify.as_ref().is_some_and(|v| v.pass_bytes >= self.per_loop) {
             return None;
         }
         if self.empty
@@ -1184,6 +1207,23 @@ time_based",
     }
 
     #[test]
+    fn io_size_sets_the_bytes_done_apart_from_the_region() {
+        let total = |text: &str| -> (u64, bool) {
+            let ios = collect(&mut IoGenerator::new(&spec(text), 0, (MIB, 16 * MIB), 1), 1 << 20);
+            let inside = ios
+                .iter()
+                .all(|io| io.offset >= MIB && io.offset + u64::from(io.len) <= 17 * MIB);
+            (ios.iter().map(|io| u64::from(io.len)).sum(), inside)
+        };
+        assert_eq!(total("rw=randwrite"), (16 * MIB, true));
+        assert_eq!(total("rw=randwrite\nio_size=8m"), (8 * MIB, true));
+        // More than the region: the region is gone over again.
+        assert_eq!(total("rw=randwrite\nio_size=40m"), (40 * MIB, true));
+        assert_eq!(total("rw=write\nio_limit=40m\nloops=2"), (80 * MIB, true));
+        assert_eq!(total("rw=randread\nio_size=25%"), (4 * MIB, true));
+    }
+
+    #[test]
     fn regions_follow_fio_rules() {
         let gib = 1u64 << 30;
         assert_eq!(resolve_region(&spec("bs=4k"), 0, gib), Ok((0, gib)));
@@ -1209,6 +1249,16 @@ time_based",
         assert!(resolve_region(&spec("offset=2g"), 0, gib).is_err());
         assert!(resolve_region(&spec("offset=512m\nsize=600m"), 0, gib).is_err());
         assert!(resolve_region(&spec("bs=1m"), 0, 4096).is_err());
+        // offset_increment: clone N starts N increments on (get_start_offset).
+        let s = spec("offset=1m\noffset_increment=4m\nsize=4m\nnumjobs=4");
+        let regions: Vec<_> = (0..4).map(|c| resolve_region(&s, c, 64 * MIB).unwrap()).collect();
+        assert_eq!(
+            regions,
+            (0..4).map(|c| ((1 + 4 * c) * MIB, 4 * MIB)).collect::<Vec<_>>()
+        );
+        let s = spec("offset_increment=10%\nbs=64k");
+        assert_eq!(resolve_region(&s, 1, 1_000_000_000).unwrap().0, 1526 * 65536);
+        assert!(resolve_region(&spec("offset_increment=600m\nsize=512m"), 1, gib).is_err());
     }
 
     /// Issue until the phase ends.

@@ -147,6 +147,8 @@ impl Parser<'_> {
             numjobs: st.numjobs,
             size: st.size,
             offset: st.offset,
+            offset_increment: st.offset_increment,
+            io_size: st.io_size,
             filesize: st.filesize,
             filename: st.filename.clone(),
             directory: st.directory.clone(),

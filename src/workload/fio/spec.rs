@@ -166,6 +166,11 @@ pub struct JobSpec {
     pub numjobs: u32,
     pub size: Option<SizeSpec>,
     pub offset: SizeSpec,
+    /// `io_size`: bytes of I/O (times `loops`) instead of the region's size
+    /// (a percentage is of the region); the region wraps as it is used up.
+    pub io_size: Option<SizeSpec>,
+    /// `offset_increment`: clone N's region starts N times this after `offset`.
+    pub offset_increment: SizeSpec,
     pub filesize: Option<u64>,
     pub filename: Option<String>,
     pub directory: Option<String>,

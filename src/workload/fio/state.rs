@@ -50,6 +50,8 @@ pub(super) struct State {
     pub(super) size: Option<SizeSpec>,
     pub(super) size_at: Loc,
     pub(super) offset: SizeSpec,
+    pub(super) offset_increment: SizeSpec,
+    pub(super) io_size: Option<SizeSpec>,
     pub(super) filesize: Option<u64>,
     pub(super) filename: Option<String>,
     pub(super) directory: Option<String>,
@@ -138,6 +140,8 @@ impl Default for State {
             size: None,
             size_at: Loc::default(),
             offset: SizeSpec::Bytes(0),
+            offset_increment: SizeSpec::Bytes(0),
+            io_size: None,
             filesize: None,
             filename: None,
             directory: None,
@@ -311,6 +315,23 @@ pub(super) fn size(s: &mut State, a: &Arg) -> Result<(), String> {
         SizeVal::Percent(p) => return Err(format!("size percentage {p}% is outside 1..100")),
     };
     s.size_at = a.at;
+    Ok(())
+}
+
+pub(super) fn io_size(s: &mut State, a: &Arg) -> Result<(), String> {
+    s.io_size = match parse_size_val(need(a.v)?, a.kb, true)? {
+        SizeVal::Bytes(0) => None,
+        SizeVal::Bytes(b) => Some(SizeSpec::Bytes(b)),
+        SizeVal::Percent(p) => Some(SizeSpec::Percent(p as f64)),
+    };
+    Ok(())
+}
+
+pub(super) fn offset_increment(s: &mut State, a: &Arg) -> Result<(), String> {
+    s.offset_increment = match parse_size_val(need(a.v)?, a.kb, true)? {
+        SizeVal::Bytes(b) => SizeSpec::Bytes(b),
+        SizeVal::Percent(p) => SizeSpec::Percent(p as f64),
+    };
     Ok(())
 }
 
