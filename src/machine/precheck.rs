@@ -50,15 +50,15 @@ fn write_cache_fits(cfg: &MachineConfig, jobs: &FioJobFile) -> Result<(), String
         let units = w.div_ceil(unit) + u64::from(!w.is_multiple_of(unit));
         let need = (units + program_units.saturating_sub(1)).saturating_mul(unit);
         if cap < need {
-            return Err(format!(
-                "{}:{}: job '{}': [device.ssd.cache] capacity_bytes = {cap} of device '{}' is smaller than its \
+            return Err(jobs.locate(
+                j,
+                format!(
+                    "[device.ssd.cache] capacity_bytes = {cap} of device '{}' is smaller than its \
 largest write command ({w} bytes) plus a program unit less one mapping unit ({} bytes): {need} bytes needed \
 (the write would wait for cache room forever); use a smaller bs or a larger cache",
-                jobs.path,
-                j.line,
-                j.name,
-                cfg.device.name,
-                program_units.saturating_sub(1) * unit
+                    cfg.device.name,
+                    program_units.saturating_sub(1) * unit
+                ),
             ));
         }
     }
@@ -82,7 +82,18 @@ fn regions_fit(cfg: &MachineConfig, jobs: &FioJobFile) -> Result<(), String> {
         global_options: Vec::new(),
         jobs: jobs.jobs.iter().filter(|j| j.vm == vm).cloned().collect(),
     };
-    let locate = |j: &JobSpec, e: String| format!("{}:{}: job '{}': {e}", jobs.path, j.line, j.name);
+    // The error names the option at fault where it was set: an offset at or
+    // past the end is the offset's; one that runs past the end, or a
+    // region too small for a block, is the size's (`resolve_region`'s cases).
+    let locate = |j: &JobSpec, e: String| {
+        if j.offset_at.is_some() && e.contains(" is at or past the end") {
+            jobs.locate_option(j, "offset", j.offset_at.as_ref(), e)
+        } else if j.size_at.is_some() {
+            jobs.locate_option(j, "size", j.size_at.as_ref(), e)
+        } else {
+            jobs.locate(j, e)
+        }
+    };
     let mut sets: Vec<(FioJobFile, Extents)> = Vec::new();
     let host = subset(None);
     let ext = crate::workload::files::layout(&host, namespace)?;
@@ -153,15 +164,27 @@ mod tests {
 
     #[test]
     fn a_region_past_the_namespace_is_refused_before_building() {
+        // The error points at the line that set the size, not the job's header.
         let e = check_job(TINY, "[r]\nfilename=/dev/nvme0n1\nrw=randread\nsize=1t\n").unwrap_err();
         assert!(
-            e.starts_with("j.fio:1: job 'r': offset 0 + size 1099511627776 runs past the end"),
+            e.starts_with("j.fio:4: option 'size': job 'r': offset 0 + size 1099511627776 runs past the end"),
             "{e}"
         );
+        // ... in [global] when the job inherits it.
+        let e = check_job(TINY, "[global]\nsize=1t\n[r]\nfilename=/dev/nvme0n1\n").unwrap_err();
+        assert!(e.starts_with("j.fio:2: option 'size': job 'r': offset 0 + size"), "{e}");
         let e = check_job(TINY, "\n[r]\nfilename=/dev/nvme0n1\nrw=read\noffset=1g\n").unwrap_err();
         assert!(
-            e.starts_with("j.fio:2: job 'r': offset 1073741824 is at or past the end"),
+            e.starts_with("j.fio:5: option 'offset': job 'r': offset 1073741824 is at or past the end"),
             "{e}"
         );
+        // A region too small for the block size is the size's.
+        let e = check_job(
+            TINY,
+            "[r]\nfilename=/dev/nvme0n1\nbs=64k\noffset=201293824\nsize=100%\n",
+        )
+        .unwrap_err();
+        assert!(e.starts_with("j.fio:5: option 'size': job 'r': "), "{e}");
+        assert!(e.contains("smaller than its block size 65536"), "{e}");
     }
 }

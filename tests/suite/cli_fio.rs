@@ -454,3 +454,29 @@ fn progress_line_shows_the_simulated_run() {
         .unwrap();
     assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+#[test]
+fn command_line_errors_name_the_option_without_a_line() {
+    // A region past the end of the drive: the option at fault, no line 0.
+    for (opt, what) in [("--size=100t", "size"), ("--offset=500g", "offset")] {
+        let o = nvmesim()
+            .args(["--name=j", "--rw=read", "--filename=/dev/nvme0n1", "--size=1m"])
+            .arg(opt)
+            .output()
+            .unwrap();
+        let e = err(&o);
+        assert!(
+            e.starts_with(&format!("nvmesim: <command line>: option '{what}': job 'j': offset ")),
+            "{e}"
+        );
+        assert!(!e.contains(":0:"), "{e}");
+    }
+    // An error about the job as a whole names it, also without a line.
+    let o = nvmesim()
+        .args(["--name=j", "--rw=read", "--filename=/dev/nvme0n1", "--size=1m"])
+        .arg("--read_iolog=/nonexistent/trace")
+        .output()
+        .unwrap();
+    let e = err(&o);
+    assert!(e.starts_with("nvmesim: <command line>: job 'j': read_iolog="), "{e}");
+}

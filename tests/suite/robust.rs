@@ -110,7 +110,7 @@ fn buffered_io_empty_traces_and_bad_places_are_refused() {
     let t = std::time::Instant::now();
     fails(
         &["run", &job, "-q"],
-        &["big.fio:1: job 'r': offset 0 + size 1099511627776 runs past the end"],
+        &["big.fio:5: option 'size': job 'r': offset 0 + size 1099511627776 runs past the end"],
     );
     assert!(t.elapsed().as_secs_f64() < 0.3, "{:?}", t.elapsed());
     let job = write(&d, "log.fio", &READ.replace("bs=4k", "bs=4k\nwrite_lat_log=lat"));

@@ -130,9 +130,16 @@ impl Parser<'_> {
                 ),
             ));
         }
+        let at = |l: super::reader::Loc| super::spec::At {
+            file: self.files.borrow()[l.file as usize].clone(),
+            line: l.line,
+        };
         Ok(JobSpec {
             name: name.clone(),
+            file: at(sec.at).file,
             line: sec.at.line,
+            size_at: st.size.is_some().then(|| at(st.size_at)),
+            offset_at: (st.offset != SizeSpec::Bytes(0)).then(|| at(st.offset_at)),
             options,
             global_options: Vec::new(),
             description: st.description.clone(),

@@ -34,9 +34,43 @@ pub struct FioJobFile {
 
 impl FioJobFile {
     /// A message about job `j`, as fio's parser words its own:
-    /// `FILE:LINE: job 'NAME': MSG` (LINE is the job's `[NAME]` header).
+    /// `FILE:LINE: job 'NAME': MSG` (LINE is the job's `[NAME]` header;
+    /// a command-line job has no line: `<command line>: job 'NAME': MSG`).
     pub fn locate(&self, j: &JobSpec, msg: impl std::fmt::Display) -> String {
-        format!("{}:{}: job '{}': {msg}", self.path, j.line, j.name)
+        let header = At {
+            file: j.file.clone(),
+            line: j.line,
+        };
+        format!("{header}: job '{}': {msg}", j.name)
+    }
+
+    /// A message about option `option` of job `j`, at `at`, where the job
+    /// (or its `[global]`) set it: `FILE:LINE: option 'size': job 'NAME': MSG`,
+    /// as a parse error names an option. Without `at` (the option was left
+    /// at its default), as [`Self::locate`].
+    pub fn locate_option(&self, j: &JobSpec, option: &str, at: Option<&At>, msg: impl std::fmt::Display) -> String {
+        match at {
+            Some(at) => format!("{at}: option '{option}': job '{}': {msg}", j.name),
+            None => self.locate(j, msg),
+        }
+    }
+}
+
+/// Where something was written: a job file and its 1-based line, or the
+/// command line (line 0), shown as `FILE:LINE` or `<command line>`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct At {
+    pub file: String,
+    pub line: usize,
+}
+
+impl std::fmt::Display for At {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}", self.file)
+        } else {
+            write!(f, "{}:{}", self.file, self.line)
+        }
     }
 }
 
@@ -140,8 +174,15 @@ pub enum CpusAllowedPolicy {
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobSpec {
     pub name: String,
-    /// Line of the `[name]` header (1-based), for messages.
+    /// The file that holds the `[name]` header (`<command line>` for a
+    /// command-line job), and the header's line (1-based; 0 on the command
+    /// line), for messages.
+    pub file: String,
     pub line: usize,
+    /// Where `size` and `offset` were set (this section or its `[global]`),
+    /// for messages about the job's region; `None` when left at the default.
+    pub size_at: Option<At>,
+    pub offset_at: Option<At>,
     /// Options written in this section (not global), canonical name -> raw value, in fio's parse order (for "job options").
     pub options: Vec<(String, String)>,
     /// The `[global]` options in force where this section was read (its own

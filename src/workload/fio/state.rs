@@ -52,6 +52,7 @@ pub(super) struct State {
     pub(super) offset: SizeSpec,
     pub(super) offset_increment: SizeSpec,
     pub(super) io_size: Option<SizeSpec>,
+    pub(super) offset_at: Loc,
     pub(super) filesize: Option<u64>,
     pub(super) filename: Option<String>,
     pub(super) directory: Option<String>,
@@ -142,6 +143,7 @@ impl Default for State {
             offset: SizeSpec::Bytes(0),
             offset_increment: SizeSpec::Bytes(0),
             io_size: None,
+            offset_at: Loc::default(),
             filesize: None,
             filename: None,
             directory: None,
@@ -345,6 +347,7 @@ pub(super) fn offset(s: &mut State, a: &Arg) -> Result<(), String> {
             ))
         }
     };
+    s.offset_at = a.at;
     Ok(())
 }
 
