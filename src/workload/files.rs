@@ -26,6 +26,17 @@ pub fn is_block_device(file: &str) -> bool {
     file.starts_with("/dev/")
 }
 
+/// The size of `file` where it exists on this machine as a non-empty
+/// regular file: what fio takes as the size of a job that sets none
+/// (filesetup.c `get_file_sizes`: the file's real size; an empty or missing
+/// file needs `size=`). Only the size is read: the file's data is not used.
+pub fn existing_size(file: &str) -> Option<u64> {
+    std::fs::metadata(file)
+        .ok()
+        .filter(|m| m.is_file() && m.len() > 0)
+        .map(|m| m.len())
+}
+
 /// Byte extent (base, length) of the file each clone of each job works on,
 /// by job index then clone index.
 pub fn layout(jobs: &FioJobFile, namespace: u64) -> Result<Vec<Vec<(u64, u64)>>, String> {
@@ -52,12 +63,18 @@ pub fn layout(jobs: &FioJobFile, namespace: u64) -> Result<Vec<Vec<(u64, u64)>>,
                     off.saturating_add(b)
                 }
                 (None, Some(SizeSpec::Percent(p))) => (namespace as f64 * p / 100.0) as u64,
-                (None, None) => {
-                    return Err(jobs.locate(
-                        j,
-                        format!("file '{k}' needs a size: set size= or filesize= (or use a block device name such as /dev/nvme0n1)"),
-                    ))
-                }
+                (None, None) => match existing_size(&k) {
+                    Some(b) => b,
+                    None => {
+                        return Err(jobs.locate(
+                            j,
+                            format!(
+                                "file '{k}' needs a size: set size= or filesize=, or name an existing non-empty \
+file (its size is used, as fio does) or a block device such as /dev/nvme0n1"
+                            ),
+                        ))
+                    }
+                },
             };
             size
         };

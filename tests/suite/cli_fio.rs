@@ -480,3 +480,31 @@ fn command_line_errors_name_the_option_without_a_line() {
     let e = err(&o);
     assert!(e.starts_with("nvmesim: <command line>: job 'j': read_iolog="), "{e}");
 }
+
+#[test]
+fn a_job_without_size_takes_the_size_of_an_existing_file() {
+    let d = tmpdir("existing");
+    let f = d.join("data.bin");
+    std::fs::write(&f, vec![0u8; 3 << 20]).unwrap();
+    let run = |file: &std::path::Path, extra: &[&str]| {
+        nvmesim()
+            .args(["--name=j", "--rw=read", "--bs=64k", "--output-format=json"])
+            .arg(format!("--filename={}", file.display()))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // A sequential read of the whole file: its 3 MiB, then from an offset the rest.
+    let v = json(&ok(&run(&f, &[])));
+    assert_eq!(v["jobs"][0]["read"]["io_bytes"].as_u64(), Some(3 << 20));
+    let v = json(&ok(&run(&f, &["--offset=1m"])));
+    assert_eq!(v["jobs"][0]["read"]["io_bytes"].as_u64(), Some(2 << 20));
+    // An empty file, or none, still needs a size, as in fio.
+    let empty = d.join("empty.bin");
+    std::fs::write(&empty, b"").unwrap();
+    for missing in [empty, d.join("none.bin")] {
+        let e = err(&run(&missing, &[]));
+        assert!(e.contains("needs a size: set size= or filesize="), "{e}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
