@@ -211,6 +211,17 @@ struct RunArgs {
     /// Print the job files as fio command lines and exit (fio --showcmd).
     #[arg(long)]
     showcmd: bool,
+    /// Print the help of fio job option OPTION, or one line for every option (no OPTION, or `all`),
+    /// with what nvmesim does with it, and exit (fio --cmdhelp).
+    #[arg(long, value_name = "OPTION", num_args = 0..=1, require_equals = true, default_missing_value = "all")]
+    cmdhelp: Option<String>,
+    /// List the I/O engines nvmesim runs, or an engine's own options (ENGINE,OPTION: one of them),
+    /// and exit (fio --enghelp).
+    #[arg(long, value_name = "ENGINE[,OPTION]", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    enghelp: Option<String>,
+    /// Refuse jobs that write or trim (fio --readonly).
+    #[arg(long)]
+    readonly: bool,
     /// Print the full output every TIME of simulated time too, in the chosen format(s)
     /// (fio --status-interval; TIME as fio: 10s, 500ms; no unit: seconds).
     #[arg(long, value_name = "TIME")]
@@ -427,6 +438,17 @@ fn fio_time(flag: &str, v: &str) -> Result<u64, String> {
 /// `nvmesim run`: success, or fio's exit status after a signal stopped the
 /// run (its results written all the same).
 fn cmd_run(a: RunArgs) -> Result<ExitCode, String> {
+    if a.cmdhelp.is_some() || a.enghelp.is_some() {
+        let h = match &a.cmdhelp {
+            Some(c) => fio::help::cmdhelp(Some(c.as_str())),
+            None => fio::help::enghelp(a.enghelp.as_deref()),
+        };
+        print!("{}", h.out);
+        if !h.err.is_empty() {
+            eprintln!("{}", h.err);
+        }
+        return Ok(if h.found { ExitCode::SUCCESS } else { ExitCode::FAILURE });
+    }
     let m = &a.machine;
     let formats = Formats::parse(&a.output_format, a.minimal)?;
     if !(2..=5).contains(&a.terse_version) {
@@ -519,7 +541,10 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode, String> {
         return Ok(ExitCode::SUCCESS);
     }
     if a.parse_only {
-        spec.host_jobs(&cfg)?;
+        let jobs = spec.host_jobs(&cfg)?;
+        if a.readonly {
+            cli::run_checks::check_readonly(jobs.as_ref())?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let mut opts = spec.options()?;
@@ -527,6 +552,9 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode, String> {
     // The jobs are parsed before anything is written: a parse error leaves
     // --output and --log-dir as they were.
     let jobs = spec.host_jobs(&cfg)?;
+    if a.readonly {
+        cli::run_checks::check_readonly(jobs.as_ref())?;
+    }
     let max_log = fio::parse_size(&a.max_log_size).map_err(|e| format!("--max-log-size {}: {e}", a.max_log_size))?;
     check_log_dir(&a.log_dir, jobs.as_ref(), a.occupancy_log.is_some())?;
     check_log_size(jobs.as_ref(), max_log)?;

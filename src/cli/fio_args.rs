@@ -30,7 +30,19 @@ const RUN_VALUE_FLAGS: &[&str] = &[
 ];
 
 /// `nvmesim run` flags without a value.
-const RUN_BOOL_FLAGS: &[&str] = &["minimal", "parse-only", "showcmd", "verify", "quiet", "help"];
+const RUN_BOOL_FLAGS: &[&str] = &[
+    "minimal",
+    "parse-only",
+    "showcmd",
+    "verify",
+    "quiet",
+    "help",
+    "readonly",
+];
+
+/// fio's flags whose value is optional and, as getopt's `optional_argument`,
+/// only written with `=` (`--cmdhelp`, `--cmdhelp=bs`).
+const RUN_OPTIONAL_VALUE_FLAGS: &[&str] = &["cmdhelp", "enghelp"];
 
 /// fio's client/server options (init.c `l_opts`).
 const FIO_CLIENT_SERVER: &[&str] = &[
@@ -48,9 +60,6 @@ const FIO_UNSUPPORTED: &[&str] = &[
     "bandwidth-log",
     "append-terse",
     "version",
-    "cmdhelp",
-    "enghelp",
-    "readonly",
     "eta-interval",
     "debug",
     "inflate-log",
@@ -133,7 +142,7 @@ pub fn split_fio_args(args: &[String]) -> Result<(Vec<String>, JobOptions), Stri
                 None => next_value(&mut i)?,
             };
             keep.push(format!("--{key}={v}"));
-        } else if RUN_BOOL_FLAGS.contains(&key) {
+        } else if RUN_BOOL_FLAGS.contains(&key) || RUN_OPTIONAL_VALUE_FLAGS.contains(&key) {
             keep.push(format!("--{body}"));
         } else if FIO_CLIENT_SERVER.contains(&key) {
             return Err(format!(
@@ -161,6 +170,7 @@ pub fn split_fio_args(args: &[String]) -> Result<(Vec<String>, JobOptions), Stri
             let ours = RUN_VALUE_FLAGS
                 .iter()
                 .chain(RUN_BOOL_FLAGS)
+                .chain(RUN_OPTIONAL_VALUE_FLAGS)
                 .map(|f| (levenshtein(key, f), *f))
                 .min()
                 .filter(|(d, _)| *d <= key.len().div_ceil(3));

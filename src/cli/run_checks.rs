@@ -166,3 +166,27 @@ pub fn check_log_dir(
     }
     Ok(())
 }
+
+/// `--readonly`: as fio 3.33 (options.c `rw_verify`), a job whose `rw`
+/// writes or trims is an error. A `read_iolog` replay is refused too: fio
+/// replays the trace without its writes, which nvmesim does not do.
+pub fn check_readonly(jobs: Option<&nvmesim::workload::fio::FioJobFile>) -> Result<(), String> {
+    use nvmesim::workload::fio::RwMode::*;
+    let Some(jobs) = jobs else { return Ok(()) };
+    for j in &jobs.jobs {
+        if j.read_iolog.is_some() {
+            return Err(jobs.locate(
+                j,
+                "read_iolog with --readonly is not supported by nvmesim (fio replays the trace without its writes)",
+            ));
+        }
+        if !matches!(j.rw, Read | RandRead) {
+            return Err(jobs.locate(
+                j,
+                "option 'rw': the job writes or trims, which --readonly refuses (fio: job has write or trim bit \
+set, but fio is in read-only mode)",
+            ));
+        }
+    }
+    Ok(())
+}

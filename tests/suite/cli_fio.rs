@@ -508,3 +508,60 @@ fn a_job_without_size_takes_the_size_of_an_existing_file() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn readonly_refuses_writes_and_cmdhelp_enghelp_print_the_option_table() {
+    // --readonly: a job that writes is refused before anything runs; reads run.
+    let base = [
+        "--name=j",
+        "--filename=/dev/nvme0n1",
+        "--size=1m",
+        "--runtime=5ms",
+        "--time_based",
+    ];
+    for rw in ["write", "randrw", "trim"] {
+        let o = nvmesim()
+            .arg("--readonly")
+            .args(base)
+            .arg(format!("--rw={rw}"))
+            .output()
+            .unwrap();
+        let e = err(&o);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            e.contains("<command line>: job 'j': option 'rw': the job writes or trims, which --readonly refuses"),
+            "{e}"
+        );
+    }
+    let o = nvmesim()
+        .args(["--readonly", "--output-format=json"])
+        .args(base)
+        .arg("--rw=randread")
+        .output()
+        .unwrap();
+    assert!(json(&ok(&o))["jobs"][0]["read"]["io_bytes"].as_u64().unwrap() > 0);
+    // --cmdhelp=OPTION: fio's layout, from the option table, by name or alias.
+    let out = ok(&nvmesim().arg("--cmdhelp=blocksize").output().unwrap());
+    assert!(out.starts_with("                  bs: "), "{out}");
+    assert!(out.contains("             nvmesim: modelled\n"), "{out}");
+    // An unknown option: fio's message and closest match, exit 1.
+    let o = nvmesim().arg("--cmdhelp=iodepht").output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "No such command: iodepht\n");
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with(" - showing closest match\n             iodepth: "));
+    // --cmdhelp alone: every option, one line each.
+    let all = ok(&nvmesim().arg("--cmdhelp").output().unwrap());
+    assert!(all.lines().count() > 200, "{}", all.lines().count());
+    assert!(
+        all.lines().any(|l| l.starts_with("time_based ") && l.contains(": ")),
+        "{all}"
+    );
+    // --enghelp: the engines; an engine's options; one without any.
+    let eng = ok(&nvmesim().arg("--enghelp").output().unwrap());
+    assert!(eng.starts_with("Available IO engines:\n\tlibaio\n"), "{eng}");
+    let uring = ok(&nvmesim().arg("--enghelp=io_uring").output().unwrap());
+    assert!(uring.lines().any(|l| l.starts_with("hipri ")), "{uring}");
+    let o = nvmesim().arg("--enghelp=psync").output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "IO engine psync has no options\n");
+}

@@ -8,6 +8,7 @@
 //! [`JobSpec`].
 
 mod finish;
+pub mod help;
 mod options;
 pub mod parse;
 mod reader;

@@ -566,7 +566,7 @@ pub(super) fn did_you_mean(key: &str) -> Option<&'static str> {
         .map(|(_, n)| n)
 }
 
-fn levenshtein(a: &str, b: &str) -> usize {
+pub(super) fn levenshtein(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     let mut cur = vec![0; b.len() + 1];
@@ -605,7 +605,7 @@ impl Kind {
     }
 
     /// The grammar in words, for the compatibility table.
-    fn grammar(&self) -> String {
+    pub(super) fn grammar(&self) -> String {
         match *self {
             Bool => "0 or 1".into(),
             Flag => "the name alone, or =0/=1".into(),
