@@ -554,14 +554,15 @@ impl Thread {
                 }
             }
         };
-        let (start, len) = crate::workload::gen::resolve_region(spec, clone, file.1)?;
-        let region = (file.0 + start, len);
+        let (regions, pass_len) = crate::workload::gen::clone_regions(spec, clone, file.1)?;
+        let regions: Vec<(u64, u64)> = regions.iter().map(|&(start, len)| (file.0 + start, len)).collect();
+        let region = regions[0];
         let gen_seed = crate::sim::stream_seed(seed, &format!("job:{}", spec.name), (ji as u64) << 20 | clone as u64);
         let gen = match traces.get(&ji) {
             Some(recs) => {
                 IoGenerator::with_replay(spec, clone, region, gen_seed, recs).map_err(|e| format!("read_iolog: {e}"))?
             }
-            None => IoGenerator::new(spec, clone, region, gen_seed),
+            None => IoGenerator::with_files(spec, clone, &regions, pass_len, gen_seed),
         };
         let placement = Placement::new(
             allowed,

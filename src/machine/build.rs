@@ -90,8 +90,10 @@ impl Machine {
         let mut working_set_end = 0;
         for (spec, files) in jobs.jobs.iter().zip(&extents) {
             for (clone, &(base, len)) in files.iter().enumerate() {
-                if let Ok((start, l)) = crate::workload::gen::resolve_region(spec, clone as u32, len) {
-                    working_set_end = working_set_end.max(base + start + l);
+                if let Ok((regions, _)) = crate::workload::gen::clone_regions(spec, clone as u32, len) {
+                    for (start, l) in regions {
+                        working_set_end = working_set_end.max(base + start + l);
+                    }
                 }
             }
         }

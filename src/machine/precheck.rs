@@ -118,7 +118,7 @@ fn regions_fit(cfg: &MachineConfig, jobs: &FioJobFile) -> Result<(), String> {
     for (f, ext) in &sets {
         for (j, clones) in f.jobs.iter().zip(ext) {
             for (clone, &(_, len)) in clones.iter().enumerate() {
-                crate::workload::gen::resolve_region(j, clone as u32, len).map_err(|e| locate(j, e))?;
+                crate::workload::gen::clone_regions(j, clone as u32, len).map_err(|e| locate(j, e))?;
             }
         }
     }

@@ -13,12 +13,60 @@ use crate::workload::fio::{FioJobFile, JobSpec, SizeSpec};
 /// The file clone `clone` of job `job` works on: `filename` (under
 /// `directory` unless absolute), or fio's own name for a clone's file
 /// (`job.clone.0`).
+///
+/// A `:`-separated `directory` list spreads clones over the directories in
+/// turn (fio 3.33 filesetup.c add_file: `set_name_idx` with the clone
+/// number; a `filename`'s files are added with number 0, so they stay in
+/// the first directory). A clone with several files is keyed by its first
+/// (`job.clone.0`); its files lie one after another in one extent.
 pub fn file_key(filename: Option<&str>, directory: Option<&str>, job: &str, clone: u32) -> String {
     let name = filename.map_or_else(|| format!("{job}.{clone}.0"), str::to_string);
     match directory {
-        Some(d) if !name.starts_with('/') => format!("{}/{}", d.trim_end_matches('/'), name),
+        Some(d) if !name.starts_with('/') => {
+            let dirs: Vec<&str> = d.split(':').collect();
+            let i = if filename.is_some() {
+                0
+            } else {
+                clone as usize % dirs.len()
+            };
+            format!("{}/{}", dirs[i].trim_end_matches('/'), name)
+        }
         _ => name,
     }
+}
+
+/// Each file of a clone with several (`nrfiles`, or a `filename` list) as
+/// (length of the file, bytes of it the job covers), as fio 3.33 filesetup.c
+/// setup_files sizes them: `filesize` each if given, else `size` split
+/// evenly (`size / nrfiles`, and when the split leaves a remainder, one
+/// extra minimum block size to each of the first `remainder / min_bs`
+/// files). Files of a block device (the same device named again) are the
+/// whole namespace each, `namespace` bytes long. `None` for a single file
+/// (see `layout` and `gen::resolve_region`).
+pub fn file_sizes(spec: &JobSpec, min_bs: u64, namespace: u64) -> Option<Result<Vec<(u64, u64)>, String>> {
+    let n = u64::from(spec.nrfiles);
+    if n <= 1 {
+        return None;
+    }
+    let dev = spec.filenames.first().is_some_and(|f| is_block_device(f));
+    let file_len = |io: u64| if dev { namespace } else { io };
+    Some(match (spec.filesize, spec.size) {
+        (Some(f), _) if !dev => Ok(vec![(f, f); n as usize]),
+        (_, Some(SizeSpec::Bytes(s))) => {
+            let fs = s / n;
+            let extra = (s - fs * n) / min_bs.max(1);
+            Ok((0..n)
+                .map(|i| {
+                    let io = fs + if i < extra { min_bs } else { 0 };
+                    (file_len(io), io)
+                })
+                .collect())
+        }
+        _ if dev => Ok(vec![(namespace, namespace); n as usize]),
+        _ => Err(format!(
+            "its {n} files need a size: set size= (split among them) or filesize= (each)"
+        )),
+    })
 }
 
 /// A block-device name (the whole namespace), not a regular file.
@@ -50,8 +98,13 @@ pub fn layout(jobs: &FioJobFile, namespace: u64) -> Result<Vec<Vec<(u64, u64)>>,
         .flat_map(|j| (0..j.numjobs.max(1)).map(move |c| (j, c)))
     {
         let k = key(j, clone);
+        let several = crate::workload::gen::clone_file_sizes(j, namespace);
         let need = if is_block_device(&k) {
             namespace
+        } else if let Some(sizes) = several {
+            // One extent holding the clone's files one after another.
+            let sizes = sizes.map_err(|e| jobs.locate(j, e))?;
+            sizes.iter().map(|f| f.0).fold(0u64, u64::saturating_add)
         } else {
             let size = match (j.filesize, j.size) {
                 (Some(f), _) => f,

@@ -30,7 +30,7 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::fio::parse::used_dirs;
-use super::fio::{JobSpec, RandomDistribution, RwMode, SizeSpec};
+use super::fio::{FileService, FileServiceKind, JobSpec, RandomDistribution, RwMode, SizeSpec};
 use super::verify::Verify;
 use super::{Ddir, Io, IoPrio};
 
@@ -114,6 +114,53 @@ fn bs_bounds(spec: &JobSpec) -> (u64, u64) {
     let min = sizes.clone().min().unwrap_or(4096).max(1);
     let max = sizes.max().unwrap_or(4096).max(1);
     (min, max)
+}
+
+/// The files of a clone with several (see `files::file_sizes`), sized with
+/// the job's minimum block size; `None` for a single file.
+pub fn clone_file_sizes(spec: &JobSpec, namespace: u64) -> Option<Result<Vec<(u64, u64)>, String>> {
+    crate::workload::files::file_sizes(spec, bs_bounds(spec).0, namespace)
+}
+
+/// The regions `(start, len)` a clone's I/O covers inside its extent of
+/// `extent_bytes` (one per file: [`resolve_region`] for a single file; each
+/// file's covered bytes for several, the files one after another, or all at
+/// 0 on a block device), and the bytes one pass issues: the job's `size`
+/// when given (fio's `total_io_size`), else all the regions.
+pub fn clone_regions(spec: &JobSpec, clone_index: u32, extent_bytes: u64) -> Result<(Vec<(u64, u64)>, u64), String> {
+    let Some(sizes) = clone_file_sizes(spec, extent_bytes) else {
+        let r = resolve_region(spec, clone_index, extent_bytes)?;
+        return Ok((vec![r], r.1));
+    };
+    let sizes = sizes?;
+    let dev = spec
+        .filenames
+        .first()
+        .is_some_and(|f| crate::workload::files::is_block_device(f));
+    let max_bs = bs_bounds(spec).1;
+    let mut regions = Vec::with_capacity(sizes.len());
+    let mut base = 0u64;
+    for (i, &(file_len, io)) in sizes.iter().enumerate() {
+        if io < max_bs || io > file_len {
+            return Err(format!(
+                "file {i} of its {} covers {io} bytes of its {file_len}: less than the block size {max_bs}, or past its end",
+                sizes.len()
+            ));
+        }
+        regions.push((if dev { 0 } else { base }, io));
+        base += file_len;
+    }
+    if !dev && base > extent_bytes {
+        return Err(format!(
+            "its files ({base} bytes) do not fit in their extent ({extent_bytes} bytes)"
+        ));
+    }
+    let all: u64 = regions.iter().map(|r| r.1).sum();
+    let total = match spec.size {
+        Some(SizeSpec::Bytes(s)) => s.min(all),
+        _ => all,
+    };
+    Ok((regions, total))
 }
 
 /// Block sizes of one direction with cumulative percentages.
@@ -324,9 +371,6 @@ pub struct IoGenerator {
     cmdprio_percentage: [u32; 2],
     cmdprio: [IoPrio; 2],
     bytes_limit: Option<u64>,
-    /// Bytes one loop (one write pass of a verifying job) does: `io_size`,
-    /// else the region's size.
-    per_loop: u64,
     ios_limit: Option<u64>,
     bytes_issued: u64,
     ios_issued: u64,
@@ -359,6 +403,52 @@ pub struct IoGenerator {
     /// `verify=` with `do_verify` on a writing job: the read-back phases
     /// (see `workload::verify`).
     verify: Option<Verify>,
+    /// Bytes one pass issues: `io_size`, else the region's length, or with
+    /// several files the job's `size` (fio's `total_io_size`).
+    pass_len: u64,
+    /// Several files: where the others stand and which one I/O goes to
+    /// next. `start`, `len`, `offsets` and `seq_next` above are the current
+    /// file's.
+    files: Option<Files>,
+}
+
+/// One file's offset state while another file is current.
+#[derive(Debug, Clone)]
+struct FileState {
+    start: u64,
+    len: u64,
+    offsets: Offsets,
+    seq_next: [u64; 3],
+}
+
+/// A clone's several files (fio 3.33 io_u.c `__get_next_file`,
+/// `get_next_file_rr`, `get_next_file_rand`, `set_io_u_file`): each has its
+/// own offsets (its own random map or sequential position); each I/O first
+/// keeps or changes the file, then draws its offset there. A file whose
+/// offsets are used up (its sequential end; its random map full, unless
+/// `time_based`, where fio starts the map over) is done and skipped; once
+/// all are done they start over (fio's next loop).
+#[derive(Debug, Clone)]
+struct Files {
+    /// The files' states; the current one's entry is a stale copy.
+    parked: Vec<FileState>,
+    done: Vec<bool>,
+    cur: usize,
+    service: FileService,
+    /// Whether a file has been picked (fio's `file_service_file`).
+    chosen: bool,
+    /// I/Os left on the current file before the next pick (`file_service_left`).
+    left: u32,
+    /// The next file roundrobin tries (`td->next_file`).
+    next_rr: usize,
+    rng: Xoshiro256PlusPlus,
+    time_based: bool,
+    /// Bytes issued in this pass (fio's do_io ends a pass at `size` bytes
+    /// or when every file is done, whichever comes first).
+    pass_bytes: u64,
+    passes_done: u64,
+    /// Passes to run (`loops`), unless `time_based`.
+    loops: u64,
 }
 
 /// A trace being replayed: its I/Os in order, each with its due time
@@ -377,8 +467,15 @@ impl IoGenerator {
     /// [`resolve_region`] (plus the file's base). `seed` should differ per
     /// clone; the same spec, region and seed always give the same stream.
     pub fn new(spec: &JobSpec, clone_index: u32, region: (u64, u64), seed: u64) -> Self {
+        Self::with_files(spec, clone_index, &[region], region.1, seed)
+    }
+
+    /// A clone with one region per file (absolute, as [`clone_regions`]
+    /// gives them plus the extent's base), issuing `pass_len` bytes per pass.
+    /// With one region this is [`IoGenerator::new`].
+    pub fn with_files(spec: &JobSpec, clone_index: u32, regions: &[(u64, u64)], pass_len: u64, seed: u64) -> Self {
         let _ = clone_index;
-        let (start, len) = region;
+        let (start, len) = regions[0];
         let sizes: [SizeTable; 3] = std::array::from_fn(|d| SizeTable::new(&spec.bs[d]));
         let align: [u64; 3] = std::array::from_fn(|d| u64::from(sizes[d].min));
         let dirs = used_dirs(spec.rw);
@@ -389,35 +486,65 @@ impl IoGenerator {
             .unwrap_or(0);
         let range_unit = dirs.iter().map(|&d| align[d]).min().unwrap_or(4096).max(1);
         let mut rng_off = stream(seed, 3);
-        let nranges = len.div_ceil(range_unit).max(1);
-        let offsets = if !spec.rw.is_random() {
-            Offsets::Sequential
-        } else {
-            match spec.random_distribution {
-                RandomDistribution::Zipf(theta) => Offsets::Zipf(Zipf::new(nranges, theta, rng_off.next_u64())),
-                RandomDistribution::Pareto(h) => Offsets::Pareto {
-                    n: nranges,
-                    pow: h.ln() / (1.0 - h).ln(),
-                    rand_off: rng_off.next_u64(),
-                },
-                RandomDistribution::Random => {
-                    let fixed: Vec<Option<u32>> = dirs.iter().map(|&d| sizes[d].fixed()).collect();
-                    match fixed.first().copied().flatten() {
-                        Some(bs) if !spec.norandommap && fixed.iter().all(|f| *f == Some(bs)) => {
-                            let n = len / u64::from(bs);
-                            if n > 0 {
-                                Offsets::Permuted(Permutation::new(n, &mut rng_off))
-                            } else {
-                                Offsets::Uniform
+        let make_offsets = |len: u64, rng_off: &mut Xoshiro256PlusPlus| {
+            let nranges = len.div_ceil(range_unit).max(1);
+            if !spec.rw.is_random() {
+                Offsets::Sequential
+            } else {
+                match spec.random_distribution {
+                    RandomDistribution::Zipf(theta) => Offsets::Zipf(Zipf::new(nranges, theta, rng_off.next_u64())),
+                    RandomDistribution::Pareto(h) => Offsets::Pareto {
+                        n: nranges,
+                        pow: h.ln() / (1.0 - h).ln(),
+                        rand_off: rng_off.next_u64(),
+                    },
+                    RandomDistribution::Random => {
+                        let fixed: Vec<Option<u32>> = dirs.iter().map(|&d| sizes[d].fixed()).collect();
+                        match fixed.first().copied().flatten() {
+                            Some(bs) if !spec.norandommap && fixed.iter().all(|f| *f == Some(bs)) => {
+                                let n = len / u64::from(bs);
+                                if n > 0 {
+                                    Offsets::Permuted(Permutation::new(n, rng_off))
+                                } else {
+                                    Offsets::Uniform
+                                }
                             }
+                            _ => Offsets::Uniform,
                         }
-                        _ => Offsets::Uniform,
                     }
                 }
             }
         };
+        let offsets = make_offsets(len, &mut rng_off);
+        let files = (regions.len() > 1).then(|| Files {
+            parked: regions
+                .iter()
+                .enumerate()
+                .map(|(i, &(start, len))| FileState {
+                    start,
+                    len,
+                    offsets: if i == 0 {
+                        offsets.clone()
+                    } else {
+                        make_offsets(len, &mut rng_off)
+                    },
+                    seq_next: [0; 3],
+                })
+                .collect(),
+            done: vec![false; regions.len()],
+            cur: 0,
+            service: spec.file_service,
+            chosen: false,
+            left: 0,
+            next_rr: 0,
+            rng: stream(seed, 5),
+            time_based: spec.time_based,
+            pass_bytes: 0,
+            passes_done: 0,
+            loops: u64::from(spec.loops.max(1)),
+        });
         let loops = u64::from(spec.loops.max(1));
-        let empty = len == 0 || len < max_len;
+        let empty = regions.iter().any(|r| r.1 == 0 || r.1 < max_len);
         // backend.c thread_main runs do_verify after each do_io when verify
         // is set and do_verify is on; only writes are logged for it.
         let verify = (spec.verify && spec.do_verify && dirs.contains(&(Ddir::Write as usize)) && !empty).then(|| {
@@ -435,10 +562,12 @@ impl IoGenerator {
                 spec.rate_iops[d].saturating_mul(u64::from(sizes[d].min))
             }
         });
-        let per_loop = match spec.io_size {
-            None => len,
+        // io_size (fio's io_size, else size) sets the bytes of a pass; as a
+        // percentage it scales the region (filesetup.c).
+        let pass_len = match spec.io_size {
+            None => pass_len,
             Some(SizeSpec::Bytes(b)) => b,
-            Some(SizeSpec::Percent(p)) => (u128::from(len) * (p * 1e6).round() as u128 / 100_000_000) as u64,
+            Some(SizeSpec::Percent(p)) => (u128::from(pass_len) * (p * 1e6).round() as u128 / 100_000_000) as u64,
         };
         IoGenerator {
             start,
@@ -453,11 +582,11 @@ impl IoGenerator {
             prio: spec.prio,
             cmdprio_percentage: spec.cmdprio_percentage,
             cmdprio: spec.cmdprio,
-            // backend.c io_bytes_exceeded: io_size (else size) times loops;
-            // io_size as a percentage scales the region (filesetup.c). A
-            // verifying job ends its passes itself (`Verify::pass_bytes`).
-            bytes_limit: (!spec.time_based && verify.is_none()).then(|| per_loop.saturating_mul(loops)),
-            per_loop,
+            // backend.c io_bytes_exceeded: io_size (else size) times loops.
+            // A verifying job ends its passes itself (`Verify::pass_bytes`),
+            // and several files count their passes themselves (`Files`).
+            bytes_limit: (!spec.time_based && verify.is_none() && files.is_none())
+                .then(|| pass_len.saturating_mul(loops)),
             ios_limit: (spec.number_ios > 0).then_some(spec.number_ios),
             bytes_issued: 0,
             ios_issued: 0,
@@ -482,6 +611,8 @@ impl IoGenerator {
             empty,
             replay: None,
             verify,
+            pass_len,
+            files,
         }
     }
 
@@ -577,7 +708,7 @@ impl IoGenerator {
             return Some(io);
         }
         // do_io stops once `size` bytes are issued, time_based or not.
-        if self.verify.as_ref().is_some_and(|v| v.pass_bytes >= self.per_loop) {
+        if self.verify.as_ref().is_some_and(|v| v.pass_bytes >= self.pass_len) {
             return None;
         }
         if self.empty
@@ -589,6 +720,9 @@ impl IoGenerator {
         let ddir = self.pick_ddir();
         let d = ddir as usize;
         let len = self.pick_len(d);
+        if self.files.is_some() && !self.next_file(d, u64::from(len)) {
+            return None;
+        }
         let offset = self.start + self.pick_offset(d, u64::from(len));
         let io = Io {
             ddir,
@@ -610,6 +744,11 @@ impl IoGenerator {
 
     fn account(&mut self, io: &Io) {
         self.last_len[io.ddir as usize] = io.len;
+        if !self.verifying() {
+            if let Some(f) = self.files.as_mut() {
+                f.pass_bytes += u64::from(io.len);
+            }
+        }
         self.bytes_issued += u64::from(io.len);
         self.ios_issued += 1;
         if let Some(v) = self.verify.as_mut().filter(|v| !v.reading()) {
@@ -647,6 +786,7 @@ impl IoGenerator {
                 if per_pass {
                     self.ios_issued = 0;
                 }
+                self.restart_files();
             }
             more
         } else if v.pass_bytes == 0 {
@@ -672,6 +812,127 @@ impl IoGenerator {
     /// fsync applies there (do_verify has none of do_io's pacing).
     pub fn verifying(&self) -> bool {
         self.verify.as_ref().is_some_and(Verify::reading)
+    }
+
+    /// Several files: keep the current file or pick the next as fio's
+    /// `__get_next_file` does, skipping (and marking done) a file whose
+    /// offsets are used up, as `set_io_u_file` does when `fill_io_u` fails.
+    fn pick_file(&mut self, d: usize, len: u64) -> bool {
+        loop {
+            let f = self.files.as_mut().expect("several files");
+            let keep = f.chosen && !f.done[f.cur] && (f.service.kind == FileServiceKind::Sequential || f.left > 0);
+            if keep {
+                if f.service.kind != FileServiceKind::Sequential {
+                    f.left -= 1;
+                }
+            } else {
+                if f.done.iter().all(|&x| x) {
+                    return false;
+                }
+                let n = f.done.len();
+                let next = match f.service.kind {
+                    FileServiceKind::Random => loop {
+                        // get_next_file_rand: nr_files * r / (max + 1), again while done.
+                        let i = below(&mut f.rng, n as u64) as usize;
+                        if !f.done[i] {
+                            break i;
+                        }
+                    },
+                    _ => loop {
+                        // get_next_file_rr: the next in turn that is not done.
+                        let i = f.next_rr;
+                        f.next_rr = (i + 1) % n;
+                        if !f.done[i] {
+                            break i;
+                        }
+                    },
+                };
+                f.chosen = true;
+                f.left = f.service.nr.saturating_sub(1);
+                self.switch_file(next);
+            }
+            if !self.file_used_up(d, len) {
+                return true;
+            }
+            let f = self.files.as_mut().expect("several files");
+            f.done[f.cur] = true;
+        }
+    }
+
+    /// Several files: make the file the next I/O goes to current; false
+    /// when the job is done. A pass ends at `size` bytes or when every file
+    /// is done; the next begins with the files over from their start
+    /// (`loops`, `time_based`), unless verify reads the pass back first.
+    fn next_file(&mut self, d: usize, len: u64) -> bool {
+        loop {
+            let over = self.files.as_ref().is_some_and(|f| f.pass_bytes >= self.pass_len);
+            if !over && self.pick_file(d, len) {
+                return true;
+            }
+            if self.verify.is_some() {
+                return false;
+            }
+            let f = self.files.as_mut().expect("several files");
+            if !f.time_based {
+                f.passes_done += 1;
+                if f.passes_done >= f.loops {
+                    return false;
+                }
+            }
+            self.restart_files();
+        }
+    }
+
+    /// The current file cannot give another offset in this pass: its
+    /// sequential position is at the end (fio's get_next_seq_offset wraps
+    /// only a single file), or its random map is full and the job is not
+    /// `time_based` (get_next_rand_block starts the map over if it is).
+    fn file_used_up(&self, d: usize, len: u64) -> bool {
+        match &self.offsets {
+            Offsets::Sequential => self.seq_next[d] + len > self.len,
+            Offsets::Permuted(p) => p.next >= p.n && !self.files.as_ref().is_some_and(|f| f.time_based),
+            _ => false,
+        }
+    }
+
+    /// Make file `i` current, parking the current one's state.
+    fn switch_file(&mut self, i: usize) {
+        let Some(f) = self.files.as_mut() else { return };
+        if i == f.cur {
+            return;
+        }
+        let mut park = |p: &mut FileState| {
+            std::mem::swap(&mut self.start, &mut p.start);
+            std::mem::swap(&mut self.len, &mut p.len);
+            std::mem::swap(&mut self.offsets, &mut p.offsets);
+            std::mem::swap(&mut self.seq_next, &mut p.seq_next);
+        };
+        park(&mut f.parked[f.cur]);
+        park(&mut f.parked[i]);
+        f.cur = i;
+    }
+
+    /// A new pass: all files start over, as in fio's next loop (each file's
+    /// position back to its start, a full random map emptied).
+    fn restart_files(&mut self) {
+        let Some(f) = self.files.as_mut() else { return };
+        let cur = f.cur;
+        for (i, p) in f.parked.iter_mut().enumerate() {
+            let (offsets, seq_next) = if i == cur {
+                (&mut self.offsets, &mut self.seq_next)
+            } else {
+                (&mut p.offsets, &mut p.seq_next)
+            };
+            *seq_next = [0; 3];
+            if let Offsets::Permuted(perm) = offsets {
+                if perm.next >= perm.n {
+                    perm.rekey(&mut self.rng_off);
+                }
+            }
+        }
+        f.done.iter_mut().for_each(|x| *x = false);
+        f.chosen = false;
+        f.pass_bytes = 0;
     }
 
     fn pick_ddir(&mut self) -> Ddir {

@@ -18,6 +18,58 @@ pub const DEFAULT_PERCENTILES: [f64; 17] = [
 ];
 
 impl Parser<'_> {
+    /// The files per clone (init.c fixup_options: a `filename` list's
+    /// names, else `nrfiles`, which a single `filename` caps at 1), and the
+    /// combinations with several files that nvmesim does not model.
+    fn check_files(&self, st: &State, name: &str) -> Result<u32, FioError> {
+        let (nr, nr_at) = st.nrfiles;
+        let (n, at, opt) = match (&st.filenames, &st.filename) {
+            (Some(names), _) => (names.len() as u32, st.filename_at, "filename"),
+            (None, Some(_)) => (1, st.filename_at, "filename"),
+            (None, None) => (nr, nr_at, "nrfiles"),
+        };
+        let (open, open_at) = st.openfiles;
+        if open > 0 && open < n {
+            return Err(self.err_at(
+                open_at,
+                Some("openfiles"),
+                format!(
+                    "job '{name}': openfiles={open} below its {n} files is not supported by nvmesim \
+                     (fio then closes a file when done and opens the next; nvmesim keeps all open)"
+                ),
+            ));
+        }
+        if n <= 1 {
+            return Ok(1);
+        }
+        let refuse = |why: &str| Err(self.err_at(at, Some(opt), format!("job '{name}': {n} files {why}")));
+        if let Some(names) = &st.filenames {
+            let dev = names
+                .iter()
+                .filter(|f| crate::workload::files::is_block_device(f))
+                .count();
+            if dev > 0 && names.iter().any(|f| f != &names[0]) {
+                return refuse(
+                    "of which some are block devices: nvmesim models a list of regular files or the same \
+                     block device named again",
+                );
+            }
+            if dev > 0 && st.verify && st.do_verify {
+                return refuse("on one block device with verify= are not supported by nvmesim (their regions overlap)");
+            }
+        }
+        if st.offset != SizeSpec::Bytes(0) {
+            return refuse("with offset= are not supported by nvmesim (fio starts each file at the offset)");
+        }
+        if matches!(st.size, Some(SizeSpec::Percent(_))) {
+            return refuse("with a percentage size= are not supported by nvmesim");
+        }
+        if st.read_iolog.is_some() {
+            return refuse("with read_iolog= are not supported by nvmesim");
+        }
+        Ok(n)
+    }
+
     pub(super) fn finish_job(
         &self,
         st: State,
@@ -59,6 +111,7 @@ impl Parser<'_> {
             }
         }
         self.check_rates(&st, &name, &bs)?;
+        let nrfiles = self.check_files(&st, &name)?;
         let sync = st.ioengine.is_sync();
         // fio caps the depth of synchronous engines at 1.
         let iodepth = if sync { 1 } else { st.iodepth };
@@ -159,6 +212,9 @@ impl Parser<'_> {
             filesize: st.filesize,
             filename: st.filename.clone(),
             directory: st.directory.clone(),
+            filenames: st.filenames.clone().unwrap_or_default(),
+            nrfiles,
+            file_service: st.file_service,
             runtime_ns: (st.runtime_ns > 0).then_some(st.runtime_ns),
             time_based: st.time_based.is_some(),
             ramp_time_ns: st.ramp_time_ns,

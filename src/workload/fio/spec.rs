@@ -215,6 +215,14 @@ pub struct JobSpec {
     pub filesize: Option<u64>,
     pub filename: Option<String>,
     pub directory: Option<String>,
+    /// The names of a `:`-separated `filename` list (empty for one name or
+    /// none; `filename` then holds the list as written, colons and all).
+    pub filenames: Vec<String>,
+    /// Files per clone: the names in a `:`-separated `filename` list, else
+    /// `nrfiles` (fio's `nr_files` after `fixup_options`).
+    pub nrfiles: u32,
+    /// How each I/O picks its file (`file_service_type`).
+    pub file_service: FileService,
     pub runtime_ns: Option<u64>,
     pub time_based: bool,
     pub ramp_time_ns: u64,
@@ -305,4 +313,35 @@ pub struct JobSpec {
     /// The VM (index into the config's `[[vm]]`) whose guest runs this job;
     /// `None` for a job on the host. Set by `virt::attach_guest_jobs`.
     pub vm: Option<u32>,
+}
+
+/// fio's `file_service_type` (io_u.c `__get_next_file`): which file an I/O
+/// goes to when a job has several.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileService {
+    pub kind: FileServiceKind,
+    /// I/Os to one file before the next is picked (the `:N` suffix, fio's
+    /// `file_service_nr`; default 1). Unused by `Sequential`.
+    pub nr: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileServiceKind {
+    /// A file drawn uniformly among those not done.
+    Random,
+    /// The files in turn (fio's default).
+    RoundRobin,
+    /// One file until it is done, then the next.
+    Sequential,
+}
+
+impl Default for FileService {
+    /// fio 3.33 options.c: `file_service_type` defaults to roundrobin, and
+    /// str_fst_cb sets `file_service_nr` to 1 unless a suffix is given.
+    fn default() -> Self {
+        FileService {
+            kind: FileServiceKind::RoundRobin,
+            nr: 1,
+        }
+    }
 }

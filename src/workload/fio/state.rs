@@ -6,7 +6,9 @@
 
 use super::options::{Arg, OTHER_FIO_ENGINES, SUPPORTED_ENGINES};
 use super::reader::Loc;
-use super::spec::{BsSplit, CpusAllowedPolicy, IoEngine, RandomDistribution, RwMode, SizeSpec, UnifiedRw};
+use super::spec::{
+    BsSplit, CpusAllowedPolicy, FileService, FileServiceKind, IoEngine, RandomDistribution, RwMode, SizeSpec, UnifiedRw,
+};
 use super::value::*;
 
 /// Longest `steadystate_duration`: one day. fio keeps one sample per second
@@ -56,6 +58,13 @@ pub(super) struct State {
     pub(super) filesize: Option<u64>,
     pub(super) filename: Option<String>,
     pub(super) directory: Option<String>,
+    /// The names of a `:`-separated `filename` list (None: one name or none).
+    pub(super) filenames: Option<Vec<String>>,
+    pub(super) filename_at: Loc,
+    pub(super) nrfiles: (u32, Loc),
+    /// `openfiles` and where it was set (0: not set, fio's "all of them").
+    pub(super) openfiles: (u32, Loc),
+    pub(super) file_service: FileService,
     pub(super) runtime_ns: u64,
     pub(super) time_based: Option<Loc>,
     pub(super) ramp_time_ns: u64,
@@ -147,6 +156,11 @@ impl Default for State {
             filesize: None,
             filename: None,
             directory: None,
+            filenames: None,
+            filename_at: Loc::default(),
+            nrfiles: (1, Loc::default()),
+            openfiles: (0, Loc::default()),
+            file_service: FileService::default(),
             runtime_ns: 0,
             time_based: None,
             ramp_time_ns: 0,
@@ -232,17 +246,25 @@ pub(super) fn write_iops_log(s: &mut State, a: &Arg) -> Result<(), String> {
 
 pub(super) fn filename(s: &mut State, a: &Arg) -> Result<(), String> {
     let v = need(a.v)?;
-    if v.split("\\:").any(|p| p.contains(':')) {
-        return Err(format!("several files ('{v}') are not supported by nvmesim"));
+    // fio's get_next_str: names separated by ':', a '\\:' is a colon in a name.
+    let names: Vec<String> = v
+        .replace("\\:", "\0")
+        .split(':')
+        .map(|n| n.replace('\0', ":"))
+        .collect();
+    if names.iter().any(String::is_empty) {
+        return Err(format!("an empty file name in '{v}'"));
     }
     s.filename = Some(v.replace("\\:", ":"));
+    s.filenames = (names.len() > 1).then_some(names);
+    s.filename_at = a.at;
     Ok(())
 }
 
 pub(super) fn directory(s: &mut State, a: &Arg) -> Result<(), String> {
     let v = need(a.v)?;
-    if v.contains(':') {
-        return Err(format!("several directories ('{v}') are not supported by nvmesim"));
+    if v.split(':').any(str::is_empty) {
+        return Err(format!("an empty directory name in '{v}'"));
     }
     s.directory = Some(v.to_string());
     Ok(())
@@ -348,6 +370,45 @@ pub(super) fn offset(s: &mut State, a: &Arg) -> Result<(), String> {
         }
     };
     s.offset_at = a.at;
+    Ok(())
+}
+
+/// `file_service_type=random|roundrobin|sequential[:N]` (options.c
+/// str_fst_cb: the suffix is `file_service_nr`, the I/Os to one file before
+/// the next is picked). zipf, pareto and normal are refused.
+pub(super) fn file_service_type(s: &mut State, a: &Arg) -> Result<(), String> {
+    let v = need(a.v)?;
+    let (head, nr) = match v.split_once([':', ',']) {
+        Some((h, n)) => (h, Some(n)),
+        None => (v, None),
+    };
+    let kind = match head {
+        "random" => FileServiceKind::Random,
+        "roundrobin" => FileServiceKind::RoundRobin,
+        "sequential" => FileServiceKind::Sequential,
+        "zipf" | "pareto" | "normal" | "gauss" => {
+            return Err(format!(
+                "file_service_type={head} is not supported by nvmesim (random, roundrobin and sequential are)"
+            ))
+        }
+        _ => {
+            return Err(format!(
+                "invalid value '{v}' (valid: random, roundrobin, sequential, each with an optional :N)"
+            ))
+        }
+    };
+    let nr = match nr {
+        None => 1,
+        Some(n) => match n.trim().parse::<u32>() {
+            Ok(n) if n >= 1 => n,
+            _ => {
+                return Err(format!(
+                    "'{n}' in '{v}': the I/Os per file must be a whole number of at least 1"
+                ))
+            }
+        },
+    };
+    s.file_service = FileService { kind, nr };
     Ok(())
 }
 
