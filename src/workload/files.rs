@@ -5,7 +5,9 @@
 //! would allocate files written once). A file's size is `filesize` if given,
 //! else the largest `offset + size` any job asks of it. A job without
 //! `filename` gives each of its `numjobs` clones a file of its own, named as
-//! fio names it (`jobname.clone.0`).
+//! fio names it (`jobname.clone.0`). A clone with several files (`nrfiles`,
+//! a `filename` list) gets one extent holding them one after another
+//! (see `file_sizes` and `gen::clone_regions`).
 
 use crate::config::MachineConfig;
 use crate::workload::fio::{FioJobFile, JobSpec, SizeSpec};
@@ -318,5 +320,28 @@ mod tests {
         assert_eq!(l[1], vec![(3 * m, m), (3 * m, m)], "one file 'shared'");
         assert_eq!(l[2], vec![(0, 1 << 30), (0, 1 << 30)]);
         assert_eq!(l[3], vec![(3 * m, m)]);
+    }
+
+    #[test]
+    fn a_clone_with_several_files_gets_one_extent_for_all() {
+        let jobs = fio::parse_str(
+            "[a]\nrw=randread\nsize=4m\nnrfiles=4\nnumjobs=2\n[b]\nsize=1m\n\
+             [c]\nfilename=/dev/nvme0n1:/dev/nvme0n1\n[d]\nfilesize=1m\nnrfiles=3\n\
+             [e]\nsize=1m\nnumjobs=3\ndirectory=/x:/y\n",
+            "t.fio",
+        )
+        .unwrap();
+        let l = layout(&jobs, 1 << 30).unwrap();
+        let m = 1 << 20;
+        assert_eq!(l[0], vec![(0, 4 * m), (4 * m, 4 * m)]);
+        assert_eq!(l[1], vec![(8 * m, m)]);
+        assert_eq!(l[2], vec![(0, 1 << 30)], "the same device, named twice");
+        assert_eq!(l[3], vec![(9 * m, 3 * m)]);
+        assert_eq!(l[4], vec![(12 * m, m), (13 * m, m), (14 * m, m)]);
+        let (regions, total) = crate::workload::gen::clone_regions(&jobs.jobs[2], 0, 1 << 30).unwrap();
+        assert_eq!((regions, total), (vec![(0, 1 << 30); 2], 2 << 30));
+        assert_eq!(file_key(None, Some("/x:/y"), "e", 2), "/x/e.2.0");
+        assert_eq!(file_key(None, Some("/x:/y"), "e", 1), "/y/e.1.0");
+        assert_eq!(file_key(Some("f"), Some("/x:/y"), "e", 1), "/x/f");
     }
 }

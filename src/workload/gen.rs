@@ -1620,6 +1620,139 @@ time_based",
         }
     }
 
+    /// A generator for a clone with several files at `base`, and its regions.
+    fn files_gen(text: &str, base: u64, seed: u64) -> (IoGenerator, Vec<(u64, u64)>) {
+        let s = spec(text);
+        let extent: u64 = clone_file_sizes(&s, 1 << 40)
+            .unwrap()
+            .unwrap()
+            .iter()
+            .map(|f| f.0)
+            .sum();
+        let (regions, pass) = clone_regions(&s, 0, extent).unwrap();
+        let regions: Vec<(u64, u64)> = regions.iter().map(|&(a, l)| (base + a, l)).collect();
+        (IoGenerator::with_files(&s, 0, &regions, pass, seed), regions)
+    }
+
+    /// Which region each I/O lands in (asserting it lands in one, whole).
+    fn file_of(regions: &[(u64, u64)], io: &Io) -> usize {
+        regions
+            .iter()
+            .position(|&(a, l)| io.offset >= a && io.offset + u64::from(io.len) <= a + l)
+            .unwrap_or_else(|| panic!("{io:?} outside every file {regions:?}"))
+    }
+
+    #[test]
+    fn roundrobin_files_alternate_and_share_size() {
+        let (mut g, regions) = files_gen("rw=randread\nbs=4k\nsize=1m\nnrfiles=4", 8 * MIB, 2);
+        assert_eq!(
+            regions,
+            (0..4)
+                .map(|i| (8 * MIB + i * 256 * 1024, 256 * 1024))
+                .collect::<Vec<_>>()
+        );
+        let ios = collect(&mut g, usize::MAX);
+        assert_eq!(
+            ios.iter().map(|io| u64::from(io.len)).sum::<u64>(),
+            MIB,
+            "total bytes = size"
+        );
+        let files: Vec<usize> = ios.iter().map(|io| file_of(&regions, io)).collect();
+        assert!(
+            files.iter().enumerate().all(|(i, &f)| f == i % 4),
+            "fio's default roundrobin"
+        );
+        // Each file's own random map: every block of every file once.
+        let mut offs: Vec<u64> = ios.iter().map(|io| io.offset).collect();
+        offs.sort_unstable();
+        offs.dedup();
+        assert_eq!(offs.len(), 256);
+    }
+
+    #[test]
+    fn sequential_service_finishes_a_file_before_the_next() {
+        let (mut g, regions) = files_gen(
+            "rw=read\nbs=64k\nsize=768k\nnrfiles=3\nfile_service_type=sequential",
+            0,
+            1,
+        );
+        let ios = collect(&mut g, usize::MAX);
+        let got: Vec<(usize, u64)> = ios
+            .iter()
+            .map(|io| {
+                let f = file_of(&regions, io);
+                (f, io.offset - regions[f].0)
+            })
+            .collect();
+        let want: Vec<(usize, u64)> = (0..3).flat_map(|f| (0..4).map(move |b| (f, b * 65536))).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn random_service_switches_after_n_ios() {
+        for n in [1u32, 3] {
+            let (mut g, regions) = files_gen(
+                &format!("rw=randwrite\nbs=4k\nsize=4m\nnrfiles=4\nfile_service_type=random:{n}"),
+                0,
+                7,
+            );
+            // The first half of the pass, before a file's map fills (then fio
+            // picks anew at once).
+            let ios = collect(&mut g, 2048);
+            assert_eq!(ios.len(), 1024, "4 MiB of 4k blocks");
+            let files: Vec<usize> = ios[..512].iter().map(|io| file_of(&regions, io)).collect();
+            // Picks come every n I/Os: inside a run of n the file never changes.
+            for chunk in files.chunks(n as usize) {
+                assert!(chunk.iter().all(|&f| f == chunk[0]), "{n}: {chunk:?}");
+            }
+            let picks: Vec<usize> = files.iter().step_by(n as usize).copied().collect();
+            for f in 0..4 {
+                let share = picks.iter().filter(|&&p| p == f).count() as f64 / picks.len() as f64;
+                assert!((share - 0.25).abs() < 0.1, "{n}: file {f} {share}");
+            }
+            assert!(picks.windows(2).any(|w| w[0] == w[1]), "random, not in turn");
+        }
+    }
+
+    #[test]
+    fn uneven_split_ends_when_every_file_is_done() {
+        // fio: 100k over 3 files is 34133 bytes each, 8 blocks of 4k: 24 I/Os
+        // (measured with fio 3.33), not the 25 that size holds.
+        let (mut g, regions) = files_gen("rw=randread\nbs=4k\nsize=100k\nnrfiles=3", 0, 3);
+        assert_eq!(regions, vec![(0, 34133), (34133, 34133), (68266, 34133)]);
+        let ios = collect(&mut g, usize::MAX);
+        assert_eq!(ios.len(), 24);
+        // loops: the files start over each pass.
+        let (mut g, _) = files_gen("rw=randread\nbs=4k\nsize=100k\nnrfiles=3\nloops=2", 0, 3);
+        assert_eq!(collect(&mut g, usize::MAX).len(), 48);
+        // filesize each and a smaller size: the pass ends at size.
+        let (mut g, regions) = files_gen("rw=write\nbs=4k\nfilesize=64k\nsize=96k\nnrfiles=2", 0, 3);
+        assert_eq!(regions, vec![(0, 65536), (65536, 65536)]);
+        let ios = collect(&mut g, usize::MAX);
+        assert_eq!(ios.len(), 24);
+        assert!(ios.iter().all(|io| file_of(&regions, io) < 2));
+    }
+
+    #[test]
+    fn verify_reads_back_every_file() {
+        let (mut g, regions) = files_gen("rw=randwrite\nbs=4k\nsize=256k\nnrfiles=2\nverify=crc32c", MIB, 5);
+        let writes = phase(&mut g);
+        assert_eq!(writes.len(), 64);
+        assert!(g.next_phase());
+        let reads = phase(&mut g);
+        let want: Vec<_> = writes.iter().map(|w| (Ddir::Read, w.1, w.2)).collect();
+        assert_eq!(reads, want);
+        assert!(reads.iter().any(|r| r.1 >= regions[1].0) && reads.iter().any(|r| r.1 < regions[1].0));
+        assert!(!g.next_phase());
+    }
+
+    #[test]
+    fn one_file_regions_are_resolve_region() {
+        let s = spec("bs=4k\noffset=1m\nsize=2m");
+        assert_eq!(clone_regions(&s, 0, 8 * MIB), Ok((vec![(MIB, 2 * MIB)], 2 * MIB)));
+        assert!(clone_file_sizes(&s, 8 * MIB).is_none());
+    }
+
     #[test]
     fn zeta_matches_direct_sum() {
         for theta in [0.5, 0.9, 1.1, 1.2, 2.0] {

@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::workload::fio::reader::{eval_arith, render_error};
-use crate::workload::fio::spec::{IoEngine, JobSpec, RandomDistribution, RwMode, SizeSpec};
+use crate::workload::fio::spec::{
+    FileService, FileServiceKind, IoEngine, JobSpec, RandomDistribution, RwMode, SizeSpec,
+};
 use crate::workload::IoPrio;
 
 fn parse(text: &str) -> Result<FioJobFile, FioError> {
@@ -572,6 +574,59 @@ fn sync_fsync_and_fdatasync_as_fio_reads_them() {
     // fio replays a read_iolog's own directions and schedules no fsync.
     let j = job(&format!("{dev}\nread_iolog=t.csv\nfsync=2\nsync=1"));
     assert_eq!((j.fsync_blocks, j.sync_io), (0, true));
+}
+
+#[test]
+fn several_files_parse_and_refusals_name_their_option() {
+    let j = job("nrfiles=4\nsize=64m\nfile_service_type=random:8");
+    assert_eq!(j.nrfiles, 4);
+    assert_eq!(
+        j.file_service,
+        FileService {
+            kind: FileServiceKind::Random,
+            nr: 8
+        }
+    );
+    assert_eq!(
+        job("size=1m").file_service,
+        FileService {
+            kind: FileServiceKind::RoundRobin,
+            nr: 1
+        }
+    );
+    assert_eq!(
+        job("nrfiles=2\nfile_service_type=sequential").file_service.kind,
+        FileServiceKind::Sequential
+    );
+    // A filename list sets the files; a single filename caps nrfiles at 1 (fio's fixup_options).
+    let j = job("filename=a:b\\:c:d\nsize=3m");
+    assert_eq!(
+        (j.nrfiles, j.filenames.clone()),
+        (3, vec!["a".to_string(), "b:c".into(), "d".into()])
+    );
+    assert_eq!(job("filename=/dev/nvme0n1\nnrfiles=4").nrfiles, 1);
+    assert_eq!(job("filename=/x\\:y").filename.as_deref(), Some("/x:y"));
+    for (text, opt, what) in [
+        ("nrfiles=4\nopenfiles=2\nsize=1m", "openfiles", "openfiles=2"),
+        ("nrfiles=2\nfile_service_type=zipf:1.2", "file_service_type", "zipf"),
+        (
+            "nrfiles=2\nfile_service_type=random:0",
+            "file_service_type",
+            "at least 1",
+        ),
+        ("nrfiles=2\nsize=1m\noffset=4k", "nrfiles", "offset="),
+        ("filename=/dev/nvme0n1:/tmp/x", "filename", "block devices"),
+        (
+            "filename=/dev/nvme0n1:/dev/nvme0n1\nrw=write\nverify=crc32c",
+            "filename",
+            "verify",
+        ),
+    ] {
+        let e = err(&format!("[j]\n{text}\n"));
+        assert_eq!(e.option.as_deref(), Some(opt), "{text}: {e}");
+        assert!(e.message.contains(what), "{text}: {e}");
+    }
+    assert_eq!(job("nrfiles=4\nopenfiles=4\nsize=1m").nrfiles, 4);
 }
 
 mod table {
