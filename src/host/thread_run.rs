@@ -284,7 +284,7 @@ impl Host {
     /// flush must wait for a tag).
     fn o_sync_flushes(&mut self, mut cur: Ns, cpu: u32, t: u32, vms: &mut dyn Guests, q: &mut Queue) -> (Ns, bool) {
         let ti = t as usize;
-        let c = self.env.costs.clone();
+        let (fsync_path_ns, flush_request_ns) = (self.env.costs.fsync_path_ns, self.env.costs.flush_request_ns);
         let mut blocked_tag = false;
         let mut i = 0;
         while i < self.threads[ti].completed.len() {
@@ -295,12 +295,12 @@ impl Host {
             }
             self.reqs.get_mut(r).then_flush = false;
             let t0 = cur;
-            cur += c.fsync_path_ns;
+            cur += fsync_path_ns;
             if self.driver.vwc {
                 // blkdev_issue_flush: the empty flush goes down and the
                 // syscall sleeps until it completes.
                 self.threads[ti].completed.remove(i);
-                cur += c.flush_request_ns;
+                cur += flush_request_ns;
                 let prio = self.threads[ti].prio;
                 let hctx = self.map.for_flush(cpu, prio);
                 let f = self.reqs.insert(Request {
