@@ -208,6 +208,7 @@ impl Host {
                 shared_ctx,
                 hctxs: (0..nq).map(|_| Hctx::new(tag_depth)).collect(),
                 max_rq_bytes,
+                io_ns: [0; 4],
             },
             driver: NvmeDriver {
                 null_blk: null_dev,
@@ -265,6 +266,11 @@ impl Host {
     }
     pub fn block_layer(&self) -> BlockLayerKind {
         self.block.kind
+    }
+    /// The disk statistics' request time, read / write / discard / flush
+    /// (ns; see `BlockLayer::io_ns`).
+    pub fn disk_io_ns(&self) -> [Ns; 4] {
+        self.block.io_ns
     }
     /// blk-mq software-queue (ctx) locks.
     pub fn sw_queue_locks(&self) -> &[Lock] {

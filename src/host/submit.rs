@@ -102,6 +102,7 @@ impl Host {
 
     /// Continue submitting bio `r`, which holds its tag / request / slot.
     pub fn submit_with_resource(&mut self, mut cur: Ns, cpu: u32, r: u32, vms: &mut dyn Guests, q: &mut Queue) -> Ns {
+        self.reqs.get_mut(r).start_ns = cur;
         match self.block.kind {
             BlockLayerKind::BlkMq => {
                 cur = self.block.mq_insert(cur, cpu, self.reqs.get(r), &self.map, &self.env);

@@ -297,15 +297,19 @@ fn report(m: &Machine, jobs: &FioJobFile, results: Vec<JobResult>, end: Ns) -> R
         .jobs
         .iter()
         .any(|j| j.disk_util && j.ioengine != crate::workload::fio::IoEngine::Null);
+    // /proc/diskstats as fio reads it (diskutil.c get_io_ticks): the read
+    // and write ticks (fields 4 and 8) and time_in_queue (field 11: the
+    // four groups' time together, block/genhd.c diskstats_show), in ms.
+    let io_ns = m.host().disk_io_ns();
     let mut disk_util = vec![DiskUtil {
         name: "nvme0n1".into(),
         read_ios: r_ios,
         write_ios: w_ios,
         read_merges: 0,
         write_merges: 0,
-        read_ticks_ms: 0,
-        write_ticks_ms: 0,
-        in_queue_ms: 0,
+        read_ticks_ms: io_ns[0] / NS_PER_MS,
+        write_ticks_ms: io_ns[1] / NS_PER_MS,
+        in_queue_ms: io_ns.iter().sum::<Ns>() / NS_PER_MS,
         util: m.device_busy_fraction(end) * 100.0,
     }];
     if !any_disk_util {

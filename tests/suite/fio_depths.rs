@@ -278,3 +278,38 @@ fn batched_guest_jobs_and_odd_batches_complete_every_io() {
         );
     }
 }
+
+#[test]
+fn disk_util_ticks_and_in_queue_are_the_requests_time_in_the_block_layer() {
+    let mut in_queue = Vec::new();
+    for depth in [1u64, 8] {
+        let v = run_json(&aio_job("100ms", &format!("rw=randrw\niodepth={depth}\n")));
+        let du = &v["disk_util"][0];
+        let (r, w, q) = (
+            du["read_ticks"].as_u64().unwrap(),
+            du["write_ticks"].as_u64().unwrap(),
+            du["in_queue"].as_u64().unwrap(),
+        );
+        let j = &v["jobs"][0];
+        let runtime = j["job_runtime"].as_u64().unwrap();
+        // time_in_queue is the groups' time together (reads and writes here), each rounded down.
+        assert!(q >= r + w && q <= r + w + 1, "{r} + {w} vs {q}");
+        // At most `depth` requests are in flight at any time.
+        assert!(
+            q <= depth * runtime,
+            "in_queue {q} ms over {runtime} ms at depth {depth}"
+        );
+        for (dir, ticks) in [("read", r), ("write", w)] {
+            let ios = j[dir]["total_ios"].as_f64().unwrap();
+            let lat_ms = j[dir]["lat_ns"]["mean"].as_f64().unwrap() * ios / 1e6;
+            let clat_ms = j[dir]["clat_ns"]["mean"].as_f64().unwrap() * ios / 1e6;
+            // A request's time lies within its I/O's: after the submission
+            // starts, before fio reaps it; mostly the device's.
+            assert!(ticks as f64 <= lat_ms + 1.0, "{dir}: {ticks} ms of {lat_ms} ms");
+            assert!(ticks as f64 >= 0.5 * clat_ms, "{dir}: {ticks} ms of {clat_ms} ms");
+        }
+        in_queue.push(q);
+    }
+    // Eight requests in flight spend far more time in the queue than one.
+    assert!(in_queue[1] > 4 * in_queue[0], "{in_queue:?}");
+}

@@ -23,6 +23,9 @@ pub struct Request {
     pub chain: u32,
     pub issue_ns: Ns,
     pub submit_ns: Ns,
+    /// When it took its tag, request or driver slot: where the kernel's
+    /// disk statistics start timing it (blk_account_io_start).
+    pub start_ns: Ns,
     pub hctx: u32,
     /// Sent through the Host Memory Buffer and the admin queue.
     pub hmb: bool,
@@ -62,6 +65,7 @@ impl Request {
             chain: NO_BIO,
             issue_ns: issue,
             submit_ns: issue,
+            start_ns: issue,
             hctx,
             hmb: false,
             vq: NO_VQ,
