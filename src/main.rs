@@ -600,6 +600,10 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode, String> {
         eta_line.finish();
     }
     let out = out?;
+    // After the run, so that a job file the simulation refuses gets only its error.
+    if let Some(note) = cli::run_checks::buffered_note(jobs.as_ref()) {
+        eprintln!("{note}");
+    }
     if let Some(sig) = out.interrupted {
         // backend.c sig_int's line (fio writes it where its output goes;
         // here on stderr, so that JSON and terse output stay parseable).

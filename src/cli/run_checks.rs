@@ -190,3 +190,32 @@ set, but fio is in read-only mode)",
     }
     Ok(())
 }
+
+/// The note for jobs that leave `direct` (and `buffered`) out: fio's
+/// default is buffered I/O (`direct=0`), which nvmesim, with no page cache
+/// model, runs as direct I/O. `None` when every job says `direct=1` (or
+/// `buffered=0`), or runs the null engine, which does no file I/O.
+pub fn buffered_note(jobs: Option<&nvmesim::workload::fio::FioJobFile>) -> Option<String> {
+    let jobs = jobs?;
+    let names: Vec<&str> = jobs
+        .jobs
+        .iter()
+        .filter(|j| j.ioengine != nvmesim::workload::fio::IoEngine::Null)
+        .filter(|j| {
+            !j.options
+                .iter()
+                .chain(&j.global_options)
+                .any(|(k, _)| k == "direct" || k == "buffered")
+        })
+        .map(|j| j.name.as_str())
+        .collect();
+    let (first, rest) = names.split_first()?;
+    let who = match rest.len() {
+        0 => format!("job '{first}' does not set"),
+        n => format!("job '{first}' and {n} more do not set"),
+    };
+    Some(format!(
+        "nvmesim: note: {who} direct=1: fio's default is buffered I/O (direct=0), which nvmesim simulates as \
+direct I/O (it has no page cache model)"
+    ))
+}

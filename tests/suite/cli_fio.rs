@@ -448,7 +448,7 @@ fn progress_line_shows_the_simulated_run() {
     assert!(e[jobs..].trim_end_matches('\n').find('\r').is_none(), "{e:?}");
     let o = nvmesim()
         .args(SHORT)
-        .args(["--name=p", "--rw=randread", "--eta=never"])
+        .args(["--direct=1", "--name=p", "--rw=randread", "--eta=never"])
         .stdout(Stdio::null())
         .output()
         .unwrap();
@@ -564,4 +564,40 @@ fn readonly_refuses_writes_and_cmdhelp_enghelp_print_the_option_table() {
     let o = nvmesim().arg("--enghelp=psync").output().unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&o.stdout), "IO engine psync has no options\n");
+}
+
+#[test]
+fn a_job_without_direct_gets_one_note_that_it_runs_as_direct_io() {
+    let note = "direct=1: fio's default is buffered I/O (direct=0), which nvmesim simulates as direct I/O";
+    let stderr = |extra: &[&str]| {
+        let o = nvmesim()
+            .args([
+                "-q",
+                "--output-format=terse",
+                "--filename=/dev/nvme0n1",
+                "--size=1m",
+                "--rw=read",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        ok(&o);
+        String::from_utf8(o.stderr).unwrap()
+    };
+    // Two jobs without direct: one note naming the first.
+    let e = stderr(&["--name=a", "--name=b"]);
+    assert_eq!(e.matches(note).count(), 1, "{e}");
+    assert!(
+        e.contains("nvmesim: note: job 'a' and 1 more do not set direct=1"),
+        "{e}"
+    );
+    // direct=1 (global or the job's), buffered=0, or the null engine: none.
+    for extra in [
+        &["--direct=1", "--name=a"][..],
+        &["--name=a", "--buffered=0"],
+        &["--name=a", "--ioengine=null"],
+    ] {
+        let e = stderr(extra);
+        assert!(!e.contains("note:"), "{extra:?}: {e}");
+    }
 }
