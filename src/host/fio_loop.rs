@@ -87,7 +87,7 @@ impl Host {
                 if ready < min {
                     // libaio with iodepth_batch_complete_min=0 calls
                     // io_getevents with min_nr 0 until it has one: it spins.
-                    let poll = self.threads[ti].batch_min == 0;
+                    let poll = self.threads[ti].batch_min == 0 || self.threads[ti].sq.is_some();
                     return (cur, Stop::Wait { min, poll });
                 }
                 self.threads[ti].getevents = None;
@@ -277,8 +277,9 @@ impl Host {
         self.fio_engine_commit(cur, cpu, t, vms, hint, q)
     }
 
-    /// The engine's commit hook (fio_libaio_commit): one io_submit of every
-    /// queued I/O.
+    /// The engine's commit hook (fio_libaio_commit, fio_ioring_commit): one
+    /// io_submit (io_uring_enter) of every queued I/O; with an SQ thread,
+    /// only the ring's tail is written.
     fn fio_engine_commit(
         &mut self,
         mut cur: Ns,
@@ -293,14 +294,17 @@ impl Host {
         if th.staged.is_empty() {
             return Ok(cur);
         }
-        cur += syscall;
-        th.sys_ns += syscall;
+        if th.sq.is_none() {
+            cur += syscall;
+            th.sys_ns += syscall;
+        }
         th.committing = true;
         th.commit_reqs.clear();
         self.fio_submit_queued(cur, cpu, t, vms, hint, q)
     }
 
-    /// The io_submit in progress sends its I/Os down one by one.
+    /// The io_submit in progress sends its I/Os down one by one (on the SQ
+    /// thread's CPU, with `sqthread_poll`: see `sq_submit`).
     fn fio_submit_queued(
         &mut self,
         mut cur: Ns,
@@ -311,6 +315,9 @@ impl Host {
         q: &mut Queue,
     ) -> Result<Ns, Ns> {
         let ti = t as usize;
+        if let Some(sq) = self.threads[ti].sq {
+            return self.sq_submit(cur, sq.cpu, t, vms, hint, q);
+        }
         let bio_setup = self.env.costs.bio_setup_ns - self.threads[ti].setup_saved;
         while let Some((io, issue)) = self.threads[ti].staged.pop_front() {
             if let Some(ssd) = hint {
@@ -357,12 +364,79 @@ impl Host {
         Ok(cur)
     }
 
+    /// With `sqthread_poll`, the job's commit at `cur` has put its queued
+    /// I/Os on the submission ring: the kernel's SQ thread on `sq_cpu`, which
+    /// spins there, sees them `sq_poll_pass_ns` later (or once done with
+    /// what it was submitting) and submits them one by one, as
+    /// io_submit_sqes does, paying each one's setup and block layer on its
+    /// own CPU (whose hardware queue they take). The job's thread goes on at
+    /// `cur`: fio stamps the I/Os' issue time at its commit (fio 3.36
+    /// fio_ioring_queued; 3.33 left it unset, so its clat was meaningless)
+    /// and marks no submission (3.33 calls no io_u_mark_submit there).
+    /// Err(time) when a request must wait for a tag: the job's thread waits
+    /// for it instead of the SQ thread (a simplification).
+    fn sq_submit(
+        &mut self,
+        cur: Ns,
+        sq_cpu: u32,
+        t: u32,
+        vms: &mut dyn Guests,
+        hint: Option<&Ssd>,
+        q: &mut Queue,
+    ) -> Result<Ns, Ns> {
+        let ti = t as usize;
+        let c = &self.env.costs;
+        let bio_setup = c.bio_setup_ns - self.threads[ti].setup_saved;
+        let core = &self.cores[sq_cpu as usize];
+        let mut at = (cur + c.sq_poll_pass()).max(core.busy_until);
+        let begin = at;
+        let mut blocked = false;
+        while let Some((io, issue)) = self.threads[ti].staged.pop_front() {
+            if let Some(ssd) = hint {
+                ssd.ftl.prefetch((io.offset / self.unit_bytes) as u32);
+            }
+            at += bio_setup;
+            let hctx = self.hctx_for(t, sq_cpu, &io);
+            let r = self.reqs.insert(Request::new(t, io, issue, hctx));
+            if io.ddir == Ddir::Write && self.threads[ti].o_sync && self.driver.vwc {
+                self.reqs.get_mut(r).flags = SQE_FUA;
+            }
+            match self.submit_one(at, sq_cpu, t, r, vms, q) {
+                Ok(done) => {
+                    at = done;
+                    self.reqs.get_mut(r).submit_ns = cur;
+                    self.threads[ti].inflight += 1;
+                }
+                Err((end, waiting)) => {
+                    at = end;
+                    self.threads[ti].tag_req = Some(waiting);
+                    blocked = true;
+                    break;
+                }
+            }
+        }
+        let core = &mut self.cores[sq_cpu as usize];
+        core.busy_until = core.busy_until.max(at);
+        core.busy_ns += at - begin;
+        if blocked {
+            return Err(cur.max(at));
+        }
+        self.threads[ti].committing = false;
+        Ok(cur)
+    }
+
     /// One io_getevents call that returns `n` completions.
     fn fio_reap(&mut self, mut cur: Ns, t: u32, n: u32) -> Ns {
         let c = &self.env.costs;
         let th = &mut self.threads[t as usize];
-        // userspace_reap: the events are read from the ring, no syscall.
-        let sys = if th.user_reap { 0 } else { c.reap_syscall_ns };
+        // userspace_reap, or io_uring with an SQ thread (fio_ioring_getevents
+        // enters the kernel only without one): the events are read from the
+        // ring, no syscall.
+        let sys = if th.user_reap || th.sq.is_some() {
+            0
+        } else {
+            c.reap_syscall_ns
+        };
         let usr = c.reap_per_io_ns * u64::from(n);
         cur += sys + usr;
         th.sys_ns += sys;

@@ -172,6 +172,12 @@ impl Host {
                 th.stats_started = true;
             }
             th.state = ThreadState::Scheduled;
+            if let Some(sq) = th.sq.as_mut() {
+                // Its io_uring's SQ thread starts spinning with it.
+                let core = &mut self.cores[sq.cpu as usize];
+                core.spinners += 1;
+                sq.since = Some((now, core.busy_ns));
+            }
             q.schedule(now, Event::ThreadRun { thread: t as u32 });
         }
         let mut started = Vec::new();

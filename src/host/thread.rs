@@ -17,6 +17,22 @@ use crate::workload::gen::IoGenerator;
 use crate::workload::{Ddir, Io};
 use std::collections::VecDeque;
 
+/// io_uring's kernel SQ thread of one job clone (`sqthread_poll`,
+/// IORING_SETUP_SQPOLL): it spins on its CPU while the job runs and submits
+/// what the job puts on the submission ring (io_uring/sqpoll.c
+/// io_sq_thread). fio sets no `sq_thread_idle`, so the kernel's default of
+/// one second applies: a running job never lets it sleep, and the job never
+/// needs io_uring_enter to wake it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct SqThread {
+    /// Its CPU: `sqthread_poll_cpu` (IORING_SETUP_SQ_AFF), else one the
+    /// scheduler would pick for a new runnable thread.
+    pub(super) cpu: u32,
+    /// Since when it spins, and its CPU's busy time then (for the CPU's
+    /// busy time once it stops).
+    pub(super) since: Option<(Ns, Ns)>,
+}
+
 /// A sleep fio takes after reaping everything in flight (io_u_quiesce).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Quiesce {
@@ -340,6 +356,9 @@ pub struct Thread {
     /// libaio `userspace_reap` with `iodepth_batch_complete_min=0`: the
     /// events are read from the ring in user space, with no io_getevents.
     pub(super) user_reap: bool,
+    /// io_uring's kernel SQ thread, with `sqthread_poll`: the job submits
+    /// without system calls and polls its completion ring in user space.
+    pub(super) sq: Option<SqThread>,
 }
 
 impl Thread {
@@ -537,6 +556,7 @@ impl Thread {
         host_cpus: Option<Vec<u32>>,
     ) -> Result<Thread, String> {
         let nr = topo.nr_cpus();
+        let host_cpus_given = host_cpus.is_some();
         let allowed: Vec<u32> = match &spec.cpus_allowed {
             _ if host_cpus.is_some() => host_cpus.unwrap_or_default(),
             None => (0..nr).collect(),
@@ -571,6 +591,42 @@ impl Thread {
             cfg.host.scheduler.migration_interval_ns.max(1),
         );
         let placement_cpu = placement.cpu;
+        let sqpoll = spec.ioengine == crate::workload::fio::IoEngine::IoUring && spec.tuning.sqthread_poll;
+        let sq = match (sqpoll, host_cpus_given) {
+            (false, _) => None,
+            (true, true) => {
+                return Err(
+                    "sqthread_poll in a guest is not supported by nvmesim: the kernel's SQ thread on a \
+                            vCPU is not modelled"
+                        .into(),
+                )
+            }
+            (true, false) => {
+                let cpu = match spec.tuning.sqthread_poll_cpu {
+                    Some(c) if c >= nr => {
+                        return Err(format!(
+                            "sqthread_poll_cpu names CPU {c}, but host '{}' has CPUs 0-{}",
+                            cfg.host.name,
+                            nr - 1
+                        ))
+                    }
+                    Some(c) => c,
+                    // Unbound, it may run where the job may (it copies the
+                    // task's affinity: create_io_thread): the allowed CPU
+                    // with the fewest threads, as the scheduler places a new
+                    // runnable thread on an idle CPU (select_idle_sibling);
+                    // the lowest such CPU, to keep it deterministic.
+                    None => placement
+                        .allowed
+                        .iter()
+                        .copied()
+                        .min_by_key(|&c| (cores[c as usize].threads, c))
+                        .unwrap_or(placement_cpu),
+                };
+                cores[cpu as usize].threads += 1;
+                Some(SqThread { cpu, since: None })
+            }
+        };
         let sync = spec.ioengine.is_sync();
         let null_engine = spec.ioengine == crate::workload::fio::IoEngine::Null;
         let null_sync = null_engine && spec.iodepth <= 1;
@@ -580,7 +636,8 @@ impl Thread {
         let depth = if sync || null_engine { 1 } else { spec.iodepth.max(1) };
         let fio_loop = !sync
             && !null_engine
-            && (spec.iodepth_batch_submit > 1
+            && (sqpoll
+                || spec.iodepth_batch_submit > 1
                 || spec.iodepth_batch_complete_min != 1
                 || spec.iodepth_batch_complete_max > 1
                 || spec.thinktime_ns > 0);
@@ -589,7 +646,10 @@ impl Thread {
             clat_percentiles: spec.clat_percentiles,
             lat_percentiles: spec.lat_percentiles,
             slat_percentiles: spec.slat_percentiles,
-            record_slat: !sync && !null_sync,
+            // With sqthread_poll fio records no slat: 3.33's commit never
+            // stamps the I/Os' issue time (io_u_queued is not reached),
+            // later versions set disable_slat.
+            record_slat: !sync && !null_sync && !sqpoll,
             bw_avg_ms: 500,
             iops_avg_ms: 500,
             lat_log: spec.write_lat_log.clone(),
@@ -678,7 +738,9 @@ impl Thread {
             setup_saved: if spec.ioengine == crate::workload::fio::IoEngine::IoUring {
                 let c = &cfg.host.costs;
                 (if spec.tuning.fixedbufs { c.pin_pages() } else { 0 })
-                    + (if spec.tuning.registerfiles { c.fget() } else { 0 })
+                    // fio registers the files itself for sqthread_poll
+                    // (engines/io_uring.c fio_ioring_init).
+                    + (if spec.tuning.registerfiles || sqpoll { c.fget() } else { 0 })
             } else {
                 0
             },
@@ -687,6 +749,7 @@ impl Thread {
             user_reap: spec.tuning.userspace_reap
                 && spec.ioengine == crate::workload::fio::IoEngine::Libaio
                 && spec.iodepth_batch_complete_min == 0,
+            sq,
         })
     }
 }

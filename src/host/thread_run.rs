@@ -172,7 +172,13 @@ impl Host {
             core.spinners -= 1;
             let spin = now.saturating_sub(from).saturating_sub(core.busy_ns - busy);
             core.busy_ns += spin;
-            self.threads[ti].sys_ns += spin;
+            let th = &mut self.threads[ti];
+            if th.sq.is_some() {
+                // It polled its completion ring in user space.
+                th.usr_ns += spin;
+            } else {
+                th.sys_ns += spin;
+            }
         }
         // Out of I/O wait (after the wake-up: the idle state was chosen
         // while it slept).
@@ -545,6 +551,17 @@ impl Host {
                 th.state = ThreadState::Done;
                 th.finished_ns = cur;
                 th.stats.finish(cur, th.usr_ns, th.sys_ns, th.ctx);
+                if let Some(super::thread::SqThread {
+                    cpu: sq_cpu,
+                    since: Some((from, busy)),
+                }) = th.sq
+                {
+                    // Its SQ thread stops with it (the ring is torn down):
+                    // it kept its CPU busy but for the other work there.
+                    let core = &mut self.cores[sq_cpu as usize];
+                    core.spinners -= 1;
+                    core.busy_ns += cur.saturating_sub(from).saturating_sub(core.busy_ns - busy);
+                }
                 return true;
             }
             Stop::Yield => {
@@ -569,9 +586,9 @@ impl Host {
             Stop::Sync => th.state = ThreadState::WaitingIo,
             Stop::Wait { min, poll } => {
                 th.wait_min = min;
-                th.polling = poll || th.hipri_spin;
+                th.polling = poll || th.hipri_spin || th.sq.is_some();
                 th.state = ThreadState::WaitingIo;
-                if th.hipri_spin {
+                if th.hipri_spin || th.sq.is_some() {
                     // hipri: it spins on its CPU (io_iopoll_check), which
                     // stays busy and enters no idle state.
                     th.spin_from = Some((cur, cpu, self.cores[cpu as usize].busy_ns));

@@ -3,7 +3,9 @@
 //! by interrupt unless the NVMe driver has poll queues (`[host]
 //! poll_queues`), which raise none; `fixedbufs` and `registerfiles` take
 //! page pinning and the file reference off every I/O; libaio's
-//! `userspace_reap` reads the completion ring without io_getevents.
+//! `userspace_reap` reads the completion ring without io_getevents;
+//! `sqthread_poll` hands submission to a kernel thread that spins on a CPU
+//! of its own while the job polls its completion ring.
 
 use nvmesim::config;
 use nvmesim::machine::{Machine, RunOptions};
@@ -25,6 +27,11 @@ struct Run {
     exits: u64,
     /// Per queue pair: (poll queue, interrupts, CQEs handled, polls).
     qps: Vec<(bool, u64, u64, u64)>,
+    /// Busy time of CPU 3 (ns).
+    busy3: u64,
+    /// Submission latencies recorded, and submit calls counted.
+    slat_n: u64,
+    submits: u64,
 }
 
 const IOS: u64 = 2000;
@@ -62,6 +69,9 @@ fn run(opts: &str, host: &str, device: Option<&str>) -> Run {
             .iter()
             .map(|q| (q.polled, q.interrupts, q.completions, q.polls))
             .collect(),
+        busy3: m.host().cores()[3].busy_ns,
+        slat_n: t.stats.dirs[0].slat.n,
+        submits: t.stats.submit.iter().sum(),
     }
 }
 
@@ -191,4 +201,84 @@ fn hipri_is_refused_with_fsync_on_a_polled_ring() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("hipri") && e.contains("IOPOLL"), "{e}");
+}
+
+#[test]
+fn sqthread_poll_submits_on_a_cpu_of_its_own_and_the_job_makes_no_syscall() {
+    let plain = run("ioengine=io_uring\niodepth=1", "", None);
+    let sq = run(
+        "ioengine=io_uring\niodepth=1\nsqthread_poll=1\nsqthread_poll_cpu=3",
+        "",
+        None,
+    );
+    // The job only writes the submission ring and polls the completion
+    // ring: no system time, no sleep, its CPU spinning in user space.
+    assert_eq!(sq.sys, 0, "system time with an SQ thread");
+    assert_eq!(sq.ctx, 0, "a polling job never sleeps");
+    assert!(
+        sq.usr as f64 > 0.95 * sq.end as f64,
+        "user time {} of {} ns",
+        sq.usr,
+        sq.end
+    );
+    assert!(plain.sys > 0 && plain.ctx >= IOS - 1);
+    // The SQ thread keeps CPU 3 busy, which the plain job leaves idle.
+    assert!(
+        sq.busy3 as f64 > 0.95 * sq.end as f64,
+        "CPU 3 busy {} of {} ns",
+        sq.busy3,
+        sq.end
+    );
+    assert_eq!(plain.busy3, 0);
+    // Its bios take CPU 3's hardware queue, not the job's CPU's.
+    let queue = |r: &Run| r.qps.iter().position(|q| q.2 > 0).unwrap();
+    assert_eq!(sq.qps.iter().filter(|q| q.2 > 0).count(), 1);
+    assert_ne!(queue(&sq), queue(&plain), "the I/O goes down from the SQ thread's CPU");
+    // No syscall, no wake-up on the way: QD1 reads come sooner.
+    assert!(
+        sq.lat < plain.lat - 1000.0,
+        "QD1 latency {:.0} -> {:.0} ns",
+        plain.lat,
+        sq.lat
+    );
+    // fio 3.33 records no slat and counts no submit call with an SQ thread.
+    assert_eq!((sq.slat_n, sq.submits), (0, 0));
+    assert!(plain.slat_n > 0 && plain.submits > 0);
+}
+
+#[test]
+fn sqthread_poll_frees_a_cpu_bound_job() {
+    // On the null device the submitting CPU is the limit: moving the
+    // submission path to the SQ thread's CPU raises IOPS.
+    let base = "ioengine=io_uring\niodepth=32";
+    let plain = run(base, "", Some("null"));
+    let sq = run(
+        &format!("{base}\nsqthread_poll=1\nsqthread_poll_cpu=3"),
+        "",
+        Some("null"),
+    );
+    assert!(sq.iops > plain.iops * 1.2, "IOPS {:.0} -> {:.0}", plain.iops, sq.iops);
+}
+
+#[test]
+fn sqthread_poll_is_refused_where_not_modelled() {
+    let e = fio::parse_str(
+        "[j]\nioengine=io_uring\nhipri=1\nsqthread_poll=1\nrw=randread\nfilename=/dev/nvme0n1\n",
+        "u.fio",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("u.fio:4") && e.contains("sqthread_poll") && e.contains("hipri"),
+        "{e}"
+    );
+    let p = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tiny-ssd.toml");
+    let cfg = config::load_machine(Some((p, &std::fs::read_to_string(p).unwrap())), None, None).unwrap();
+    let jobs = fio::parse_str(
+        "[j]\nioengine=io_uring\nsqthread_poll=1\nsqthread_poll_cpu=999\nrw=randread\nsize=1m\nfilename=/dev/nvme0n1\n",
+        "u.fio",
+    )
+    .unwrap();
+    let e = Machine::new(cfg, &jobs, &RunOptions::default()).err().unwrap();
+    assert!(e.contains("sqthread_poll_cpu") && e.contains("999"), "{e}");
 }

@@ -369,6 +369,11 @@ pub struct HostCosts {
     /// the CQEs are handled (`cqe_handle_ns` each).
     #[serde(default = "poll_cq_default")]
     pub poll_cq_ns: u64,
+    /// The time io_uring's kernel SQ thread (`sqthread_poll`) takes to see
+    /// entries the application has just put on the submission ring: about
+    /// half a pass of its polling loop. Absent: see `sq_poll_pass`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sq_poll_pass_ns: Option<u64>,
 }
 
 impl HostCosts {
@@ -391,6 +396,18 @@ impl HostCosts {
     /// I/O is what registered files remove.
     pub fn fget(&self) -> u64 {
         self.fget_ns.unwrap_or(self.bio_setup_ns / 25)
+    }
+
+    /// `sq_poll_pass_ns`, or its default: ESTIMATE 100 ns. One pass of the
+    /// SQ thread's loop while it has work (io_uring/sqpoll.c io_sq_thread:
+    /// run task work, `__io_sq_thread` reads the SQ tail with an acquire
+    /// load, `cond_resched`) is a few hundred instructions and one cache
+    /// line that the application's store to the tail has just taken to its
+    /// own core (a cross-core miss, ~60-80 ns): on average the thread is
+    /// half a pass away when the entries land, plus the miss. The same
+    /// order as `poll_cq_ns`, one completion poll pass.
+    pub fn sq_poll_pass(&self) -> u64 {
+        self.sq_poll_pass_ns.unwrap_or(100)
     }
 }
 
@@ -436,6 +453,7 @@ impl HostCosts {
             ("pin_pages_ns", k.pin_pages_ns.unwrap_or(0)),
             ("fget_ns", k.fget_ns.unwrap_or(0)),
             ("poll_cq_ns", k.poll_cq_ns),
+            ("sq_poll_pass_ns", k.sq_poll_pass_ns.unwrap_or(0)),
         ] {
             t.int(key, v, 0, MAX_STEP_NS, "a CPU cost of at most 1 s")?;
         }

@@ -183,6 +183,19 @@ impl Parser<'_> {
                 ),
             ));
         }
+        // IOPOLL and SQPOLL together: the kernel's SQ thread would reap the
+        // polled completions itself (io_uring/sqpoll.c __io_sq_thread calls
+        // io_do_iopoll), a path the host model does not run.
+        if st.ioengine == IoEngine::IoUring && st.tuning.hipri && st.tuning.sqthread_poll {
+            return Err(self.err_at(
+                st.sqpoll_at,
+                Some("sqthread_poll"),
+                format!(
+                    "job '{name}': sqthread_poll with hipri is not supported by nvmesim: the kernel's SQ thread \
+                     would then poll for completions itself, which is not modelled; use one of the two"
+                ),
+            ));
+        }
         let at = |l: super::reader::Loc| super::spec::At {
             file: self.files.borrow()[l.file as usize].clone(),
             line: l.line,

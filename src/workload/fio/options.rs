@@ -126,9 +126,6 @@ const CHECKSUM_CPU: &str =
     "where fio computes checksums; the simulated data has none and the reads' timing is the same";
 const U32: u64 = u32::MAX as u64;
 /// Why io_uring's SQ polling thread is refused.
-const SQPOLL: &str = "a kernel SQ thread (IORING_SETUP_SQPOLL) that submits on a CPU of its own, idling after \
-sq_thread_idle, is a host thread the simulator does not model; the application's submissions are modelled as \
-io_uring_enter calls";
 const MAX: u64 = u64::MAX;
 
 /// A modelled option.
@@ -477,8 +474,8 @@ pub(super) const OPTIONS: &[FioOption] = &[
     x("uncached", "", Int(0, 1), "0", "RWF_UNCACHED buffered I/O").on(&["io_uring", "pvsync2"]),
     m("fixedbufs", "", Bool, "0", "pre-registered I/O buffers", Set::Bool(|s, v, _| s.tuning.fixedbufs = v)).on(&["io_uring"]),
     m("registerfiles", "", Bool, "0", "pre-registered files", Set::Bool(|s, v, _| s.tuning.registerfiles = v)).on(&["io_uring"]),
-    x("sqthread_poll", "", Bool, "0", "a kernel thread polls the submission queue").on(&["io_uring"]).because(SQPOLL),
-    x("sqthread_poll_cpu", "", Int(0, U32), "", "CPU of the polling kernel thread").on(&["io_uring"]).because(SQPOLL),
+    m("sqthread_poll", "", Bool, "0", "a kernel thread polls the submission queue", Set::Bool(|s, v, at| { s.tuning.sqthread_poll = v; s.sqpoll_at = at; })).on(&["io_uring"]),
+    m("sqthread_poll_cpu", "", Int(0, U32), "", "CPU of the polling kernel thread", Set::Int(|s, v, _| s.tuning.sqthread_poll_cpu = Some(v as u32))).on(&["io_uring"]),
     q("nonvectored", "", Other("-1, 0 or 1"), "-1", "non-vectored read and write commands", "picks IORING_OP_READ/WRITE or READV/WRITEV; fio's default (-1) already takes the non-vectored ones where the kernel has them, and the one-iovec copy READV adds is within bio_setup_ns").on(&["io_uring"]),
     x("force_async", "", Int(0, U32), "0", "IOSQE_ASYNC on every Nth I/O").on(&["io_uring"]).because("IOSQE_ASYNC hands the I/O to an io-wq worker thread, which the simulator does not model"),
 ];

@@ -19,6 +19,14 @@ pub struct EngineTuning {
     /// io_getevents, when `iodepth_batch_complete_min=0` (engines/libaio.c
     /// fio_libaio_getevents uses it only then).
     pub userspace_reap: bool,
+    /// `sqthread_poll`: io_uring's kernel submission thread
+    /// (IORING_SETUP_SQPOLL) polls the submission ring and submits on a CPU
+    /// of its own; the job only writes the ring and polls the completion
+    /// ring (engines/io_uring.c: no io_uring_enter while the thread is
+    /// awake).
+    pub sqthread_poll: bool,
+    /// `sqthread_poll_cpu`: the CPU of that thread (IORING_SETUP_SQ_AFF).
+    pub sqthread_poll_cpu: Option<u32>,
 }
 
 /// A parsed job file.

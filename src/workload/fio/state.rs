@@ -128,6 +128,8 @@ pub(super) struct State {
     /// The engine's tuning options, and where `hipri` was set.
     pub(super) tuning: super::spec::EngineTuning,
     pub(super) hipri_at: Loc,
+    /// Where `sqthread_poll` was set.
+    pub(super) sqpoll_at: Loc,
 }
 
 impl Default for State {
@@ -219,6 +221,7 @@ impl Default for State {
             // engines/io_uring.c, engines/libaio.c: all four default off.
             tuning: super::spec::EngineTuning::default(),
             hipri_at: Loc::default(),
+            sqpoll_at: Loc::default(),
         }
     }
 }
