@@ -248,6 +248,11 @@ struct RunArgs {
     /// refused past this: set log_avg_msec to log window averages, or raise this.
     #[arg(long, value_name = "SIZE", default_value = "4g")]
     max_log_size: String,
+    /// Most requests a read_iolog trace may hold (default 67108864, 64 Mi). Each takes 32 bytes,
+    /// so the default bounds a trace's records at 2 GiB (and 1 GiB more while they are sorted by
+    /// time); a longer trace is refused naming its file and line: raise this to replay it.
+    #[arg(long, value_name = "N", default_value_t = nvmesim::workload::trace::DEFAULT_MAX_RECORDS)]
+    max_trace_records: u64,
     /// No progress line (as --eta=never).
     #[arg(long, short)]
     quiet: bool,
@@ -549,6 +554,7 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode, String> {
     }
     let mut opts = spec.options()?;
     opts.occupancy_interval_ns = a.occupancy_log.map(occupancy_interval_ns).transpose()?;
+    opts.trace_limits.max_records = a.max_trace_records;
     // The jobs are parsed before anything is written: a parse error leaves
     // --output and --log-dir as they were.
     let jobs = spec.host_jobs(&cfg)?;

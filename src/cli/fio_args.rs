@@ -24,6 +24,7 @@ const RUN_VALUE_FLAGS: &[&str] = &[
     "seed",
     "log-dir",
     "max-log-size",
+    "max-trace-records",
     "end-with",
     "ionice",
     "occupancy-log",

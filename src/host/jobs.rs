@@ -36,18 +36,20 @@ pub fn build_threads(
     job_disks: &[Vec<u32>],
     vms: &dyn Guests,
     seed: u64,
+    trace_limits: crate::workload::trace::TraceLimits,
 ) -> Result<(Vec<Thread>, u32), String> {
     // Guest threads per VM so far (they are dealt to the vCPUs in order).
     let mut guest_threads = vec![0u32; vms.vm_count()];
     let mut threads = Vec::new();
     let mut barrier = 0u32;
-    // read_iolog: each job's trace, read once for all its clones.
+    // read_iolog: each job's trace, read once and shared by all its clones
+    // (the process names are not replayed).
     let mut traces = std::collections::HashMap::new();
     for (ji, spec) in jobs.jobs.iter().enumerate() {
         if let Some(path) = &spec.read_iolog {
-            let recs = crate::workload::trace::load(std::path::Path::new(path), None)
+            let trace = crate::workload::trace::load_with(std::path::Path::new(path), None, trace_limits)
                 .map_err(|e| jobs.locate(spec, format!("read_iolog={path}: {e}")))?;
-            traces.insert(ji, recs);
+            traces.insert(ji, std::sync::Arc::new(trace.records));
         }
     }
     for (ji, spec) in jobs.jobs.iter().enumerate() {

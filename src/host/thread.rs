@@ -552,7 +552,7 @@ impl Thread {
         file: (u64, u64),
         seed: u64,
         tindex: u64,
-        traces: &std::collections::HashMap<usize, Vec<crate::workload::trace::TraceRecord>>,
+        traces: &std::collections::HashMap<usize, std::sync::Arc<Vec<crate::workload::trace::TraceRecord>>>,
         host_cpus: Option<Vec<u32>>,
     ) -> Result<Thread, String> {
         let nr = topo.nr_cpus();

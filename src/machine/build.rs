@@ -41,6 +41,8 @@ pub struct RunOptions {
     /// event being handled finishes and the run ends at the simulated time
     /// reached (`Machine::interrupted`), as fio stops its jobs on a signal.
     pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>,
+    /// Bounds on a `read_iolog` trace's records (`--max-trace-records`).
+    pub trace_limits: crate::workload::trace::TraceLimits,
 }
 
 impl Default for RunOptions {
@@ -56,6 +58,7 @@ impl Default for RunOptions {
             occupancy_interval_ns: None,
             status_interval_ns: None,
             stop: None,
+            trace_limits: crate::workload::trace::TraceLimits::default(),
         }
     }
 }
@@ -101,8 +104,17 @@ impl Machine {
         let unit_bytes = cfg.device.unit_bytes();
         let mut cores = vec![Core::default(); topo.nr_cpus() as usize];
         let vms = Vms::build(&cfg, &topo, &mut cores, namespace_bytes, opts.seed)?;
-        let (threads, barriers) =
-            crate::host::jobs::build_threads(&cfg, &topo, &mut cores, jobs, &extents, &job_disks, &vms, opts.seed)?;
+        let (threads, barriers) = crate::host::jobs::build_threads(
+            &cfg,
+            &topo,
+            &mut cores,
+            jobs,
+            &extents,
+            &job_disks,
+            &vms,
+            opts.seed,
+            opts.trace_limits,
+        )?;
         if threads.is_empty() {
             return Err("no jobs to run".into());
         }

@@ -237,6 +237,7 @@ impl RunSpec {
             occupancy_interval_ns: None,
             status_interval_ns: None,
             stop: None,
+            trace_limits: Default::default(),
         })
     }
 

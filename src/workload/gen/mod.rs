@@ -144,15 +144,43 @@ struct Files {
     loops: u64,
 }
 
-/// A trace being replayed: its I/Os in order, each with its due time
-/// relative to the job's first I/O (`None` with `replay_no_stall`).
+/// A trace being replayed: its records, shared by every clone of the job
+/// and read in place, each I/O made from its record as it is issued (the
+/// memory of a replay does not grow with the trace or the clones).
 #[derive(Debug, Clone)]
 struct Replay {
-    ios: Vec<(u64, Io)>,
+    records: std::sync::Arc<Vec<crate::workload::trace::TraceRecord>>,
+    remap: crate::workload::trace::Remapper,
+    /// The region's first byte.
+    base: u64,
+    /// `replay_time_scale` as a factor of trace time.
+    scale: f64,
+    /// The next record to look at.
     next: usize,
     timed: bool,
+    /// The due time of the last I/O made, relative to the job's first.
     due: u64,
     epoch: Option<u64>,
+}
+
+impl Replay {
+    /// The next request's direction, offset and length, and its due time;
+    /// flushes are skipped.
+    fn next(&mut self) -> Option<(Ddir, u64, u32, u64)> {
+        use crate::workload::trace::TraceOp;
+        loop {
+            let r = *self.records.get(self.next)?;
+            self.next += 1;
+            let ddir = match r.op {
+                TraceOp::Flush => continue,
+                TraceOp::Read => Ddir::Read,
+                TraceOp::Write => Ddir::Write,
+                TraceOp::Trim => Ddir::Trim,
+            };
+            let due = (r.time_ns as f64 / self.scale).round() as u64;
+            return Some((ddir, self.base + self.remap.offset(&r), r.len, due));
+        }
+    }
 }
 
 impl IoGenerator {
@@ -320,35 +348,17 @@ impl IoGenerator {
         clone_index: u32,
         region: (u64, u64),
         seed: u64,
-        records: &[crate::workload::trace::TraceRecord],
+        records: &std::sync::Arc<Vec<crate::workload::trace::TraceRecord>>,
     ) -> Result<Self, String> {
-        use crate::workload::trace::{Remap, Remapper, TraceOp};
+        use crate::workload::trace::{Remap, Remapper};
         let mut g = Self::new(spec, clone_index, region, seed);
         // Each record is remapped as its I/O is made: no copy of the records.
         let remap = Remapper::new(records, region.1, Remap::Wrap)?;
-        let scale = f64::from(spec.replay_time_scale.max(1)) / 100.0;
-        let n = records.iter().filter(|r| r.op != TraceOp::Flush).count();
-        let mut ios = Vec::with_capacity(n);
-        for r in records.iter().filter(|r| r.op != TraceOp::Flush) {
-            let ddir = match r.op {
-                TraceOp::Read => Ddir::Read,
-                TraceOp::Write => Ddir::Write,
-                _ => Ddir::Trim,
-            };
-            let prio = g.pick_prio(ddir as usize);
-            let due = (r.time_ns as f64 / scale).round() as u64;
-            ios.push((
-                due,
-                Io {
-                    ddir,
-                    offset: region.0 + remap.offset(r),
-                    len: r.len,
-                    prio,
-                },
-            ));
-        }
         g.replay = Some(Replay {
-            ios,
+            records: records.clone(),
+            remap,
+            base: region.0,
+            scale: f64::from(spec.replay_time_scale.max(1)) / 100.0,
             next: 0,
             timed: !spec.replay_no_stall,
             due: 0,
@@ -382,9 +392,16 @@ impl IoGenerator {
             return Some(io);
         }
         if let Some(r) = &mut self.replay {
-            let &(due, io) = r.ios.get(r.next)?;
-            r.next += 1;
+            // The priority is picked as the I/O is made, in trace order, as
+            // when every I/O was made up front: the prio stream serves only these.
+            let (ddir, offset, len, due) = r.next()?;
             r.due = due;
+            let io = Io {
+                ddir,
+                offset,
+                len,
+                prio: self.pick_prio(ddir as usize),
+            };
             self.account(&io);
             return Some(io);
         }

@@ -56,7 +56,8 @@
 //! RWBS, a data request without `SECTOR + NSECTORS`, text after the process
 //! name) is a [`TraceError`] naming the file and line.
 
-use super::{rebase_times, TraceError, TraceOp, TraceRecord};
+use super::records::Builder;
+use super::{rebase_times, Trace, TraceError, TraceLimits, TraceOp, TraceRecord};
 
 /// Bytes per sector in blkparse's sector numbers and counts.
 pub const SECTOR_BYTES: u64 = 512;
@@ -87,19 +88,19 @@ impl BlkAction {
 /// and for exactly what is skipped), keeping the events of `action`. Times are
 /// nanoseconds since the earliest kept event; `file` only names the input in
 /// errors.
-pub fn parse_blkparse(text: &str, file: &str, action: BlkAction) -> Result<Vec<TraceRecord>, TraceError> {
-    parse_blkparse_lines(text.lines().enumerate(), file, action)
+pub fn parse_blkparse(text: &str, file: &str, action: BlkAction) -> Result<Trace, TraceError> {
+    parse_blkparse_lines(text.lines().enumerate(), file, action, TraceLimits::default())
 }
 
 /// As [`parse_blkparse`], from numbered lines (0-based, as `str::lines().enumerate()`
-/// gives them), so that a file is parsed as it is read.
+/// gives them), so that a file is parsed as it is read, within `lim`.
 pub fn parse_blkparse_lines<S: AsRef<str>>(
     input: impl Iterator<Item = (usize, S)>,
     file: &str,
     action: BlkAction,
-) -> Result<Vec<TraceRecord>, TraceError> {
-    let mut recs = Vec::new();
-    let mut lines = Vec::new();
+    lim: TraceLimits,
+) -> Result<Trace, TraceError> {
+    let mut recs = Builder::new(file, lim);
     // First non-blank, non-event line since the last event line: an error if
     // another event line follows, else the start of the trailing summary.
     let mut stray: Option<usize> = None;
@@ -119,9 +120,9 @@ pub fn parse_blkparse_lines<S: AsRef<str>>(
         }
         seen_event = true;
         match parse_event(line, action) {
-            Ok(Some(r)) => {
-                recs.push(r);
-                lines.push(lineno);
+            Ok(Some((r, name))) => {
+                let r = recs.named(r, name, lineno)?;
+                recs.push(r, lineno)?;
             }
             Ok(None) => {}
             Err(msg) => return Err(TraceError::new(file, lineno, msg)),
@@ -130,10 +131,9 @@ pub fn parse_blkparse_lines<S: AsRef<str>>(
     if let (false, Some(at)) = (seen_event, stray) {
         return Err(not_event(file, at));
     }
-    let times: Vec<u64> = recs.iter().map(|r: &TraceRecord| r.time_ns).collect();
-    super::check_span(&times, &lines, file)?;
-    rebase_times(&mut recs);
-    Ok(recs)
+    recs.check_span()?;
+    rebase_times(recs.records_mut());
+    Ok(recs.finish())
 }
 
 fn not_event(file: &str, line: usize) -> TraceError {
@@ -234,9 +234,9 @@ fn parse_rwbs(tok: &str) -> Result<(bool, Rwbs), String> {
     }
 }
 
-/// Parses one event line: `Ok(None)` if it is skipped, the message of the
-/// error otherwise.
-fn parse_event(line: &str, action: BlkAction) -> Result<Option<TraceRecord>, String> {
+/// Parses one event line into its record and process name: `Ok(None)` if
+/// it is skipped, the message of the error otherwise.
+fn parse_event(line: &str, action: BlkAction) -> Result<Option<(TraceRecord, Option<&str>)>, String> {
     let mut fields = [""; 7];
     let mut rest = line;
     for (k, slot) in fields.iter_mut().enumerate() {
@@ -293,7 +293,7 @@ fn parse_event(line: &str, action: BlkAction) -> Result<Option<TraceRecord>, Str
         None
     } else if rest.len() >= 2 && rest.starts_with('[') && rest.ends_with(']') {
         let name = &rest[1..rest.len() - 1];
-        (!name.is_empty()).then(|| name.to_string())
+        (!name.is_empty()).then_some(name)
     } else {
         return Err(format!(
             "unexpected `{rest}` (expected `[PROCESS]` at the end of the line)"
@@ -327,14 +327,10 @@ fn parse_event(line: &str, action: BlkAction) -> Result<Option<TraceRecord>, Str
             .ok_or_else(|| format!("request {sector} + {n} ends past the largest offset"))?;
         (offset, len)
     };
-    Ok(Some(TraceRecord {
-        time_ns,
-        op,
-        offset,
-        len,
-        pid: Some(pid),
+    Ok(Some((
+        TraceRecord::new(time_ns, op, offset, len).with_pid(Some(pid)),
         process,
-    }))
+    )))
 }
 
 #[cfg(test)]
@@ -394,7 +390,7 @@ Events (coldlaunch): 119388 entries
 Skips: 0 forward (0 -   0.0%)
 ";
 
-    fn issue(text: &str) -> Result<Vec<TraceRecord>, TraceError> {
+    fn issue(text: &str) -> Result<Trace, TraceError> {
         parse_blkparse(text, "t.txt", BlkAction::Issue)
     }
 
@@ -402,22 +398,17 @@ Skips: 0 forward (0 -   0.0%)
         issue(text).unwrap_err().to_string()
     }
 
-    fn rec(time_ns: u64, op: TraceOp, offset: u64, len: u32, pid: u32, process: &str) -> TraceRecord {
-        TraceRecord {
-            time_ns,
-            op,
-            offset,
-            len,
-            pid: Some(pid),
-            process: Some(process.to_string()),
-        }
+    use crate::workload::trace::records::Row;
+
+    fn rec(time_ns: u64, op: TraceOp, offset: u64, len: u32, pid: u32, process: &str) -> Row<'_> {
+        (time_ns, op, offset, len, Some(pid), Some(process))
     }
 
     #[test]
     fn issue_events_from_real_lines() {
         let recs = issue(HEAD).unwrap();
         assert_eq!(
-            recs,
+            recs.rows(),
             vec![
                 rec(0, TraceOp::Flush, 0, 0, 44, "kworker/0:1H"),
                 rec(
@@ -454,7 +445,7 @@ Skips: 0 forward (0 -   0.0%)
     fn queue_events_keep_q_lines() {
         let recs = parse_blkparse(HEAD, "t.txt", BlkAction::Queue).unwrap();
         assert_eq!(
-            recs,
+            recs.rows(),
             vec![
                 // `Q FWS [sync]`: a pre-flush with no data is a flush.
                 rec(0, TraceOp::Flush, 0, 0, 30663, "sync"),
@@ -486,7 +477,7 @@ Skips: 0 forward (0 -   0.0%)
   8,0    1        3     0.000003000  1234  A  W 100 + 8 <- (8,1) 36
   8,0    1        4     garbage!!!     x  P
 ";
-        assert_eq!(issue(text).unwrap(), vec![]);
+        assert!(issue(text).unwrap().is_empty());
     }
 
     #[test]
@@ -505,8 +496,8 @@ Skips: 0 forward (0 -   0.0%)
         assert_eq!(err(&text), format!("t.txt:16: {}", not_event("t.txt", 16).msg));
         assert!(err("hello world\n").starts_with("t.txt:1: not a blkparse event line"));
         assert!(err("\n\n  \nsome,text 1 2\n").starts_with("t.txt:4: "));
-        assert_eq!(issue("").unwrap(), vec![]);
-        assert_eq!(issue("\n  \n").unwrap(), vec![]);
+        assert!(issue("").unwrap().is_empty());
+        assert!(issue("\n  \n").unwrap().is_empty());
     }
 
     #[test]
@@ -638,15 +629,15 @@ Skips: 0 forward (0 -   0.0%)
 ";
         let recs = issue(text).unwrap();
         assert_eq!(recs.len(), 5);
-        for r in &recs {
+        for r in recs.iter() {
             assert_eq!((r.op, r.offset, r.len), (TraceOp::Flush, 0, 0));
         }
         assert_eq!(
             recs.iter().map(|r| r.time_ns).collect::<Vec<_>>(),
             vec![0, 100, 200, 300, 400]
         );
-        assert_eq!(recs[3].process, None);
-        assert_eq!(recs[4].process, None);
+        assert_eq!(recs.process(&recs[3]), None);
+        assert_eq!(recs.process(&recs[4]), None);
     }
 
     #[test]
@@ -676,9 +667,9 @@ Skips: 0 forward (0 -   0.0%)
             (recs[0].op, recs[0].offset, recs[0].len),
             (TraceOp::Trim, 2048 * 512, 2048 * 512)
         );
-        assert_eq!(recs[0].process.as_deref(), Some("fstrim"));
-        assert_eq!(recs[1].process.as_deref(), Some("kworker/u8:2 (odd] name)"));
-        assert_eq!((recs[2].pid, recs[2].process.as_deref()), (Some(0), None));
+        assert_eq!(recs.process(&recs[0]), Some("fstrim"));
+        assert_eq!(recs.process(&recs[1]), Some("kworker/u8:2 (odd] name)"));
+        assert_eq!((recs[2].pid(), recs.process(&recs[2])), (Some(0), None));
     }
 
     #[test]

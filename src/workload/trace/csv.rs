@@ -24,7 +24,8 @@
 //! anything else is a [`TraceError`] naming the file and line.
 
 use super::blkparse::SECTOR_BYTES;
-use super::{rebase_times, TraceError, TraceOp, TraceRecord};
+use super::records::Builder;
+use super::{rebase_times, Trace, TraceError, TraceLimits, TraceOp, TraceRecord};
 use std::borrow::Cow;
 
 /// The header nvmesim writes.
@@ -129,19 +130,19 @@ fn num<T: std::str::FromStr>(tok: &str, what: &str) -> Result<T, String> {
 
 /// Parses an nvmesim trace CSV (see the module docs). Times are nanoseconds
 /// since the earliest row; `file` only names the input in errors.
-pub fn parse_csv(text: &str, file: &str) -> Result<Vec<TraceRecord>, TraceError> {
-    parse_csv_lines(text.lines().enumerate(), file)
+pub fn parse_csv(text: &str, file: &str) -> Result<Trace, TraceError> {
+    parse_csv_lines(text.lines().enumerate(), file, TraceLimits::default())
 }
 
 /// As [`parse_csv`], from numbered lines (0-based, as `str::lines().enumerate()`
-/// gives them), so that a file is parsed as it is read.
+/// gives them), so that a file is parsed as it is read, within `lim`.
 pub fn parse_csv_lines<S: AsRef<str>>(
     input: impl Iterator<Item = (usize, S)>,
     file: &str,
-) -> Result<Vec<TraceRecord>, TraceError> {
+    lim: TraceLimits,
+) -> Result<Trace, TraceError> {
     let mut cols: Option<Columns> = None;
-    let mut recs = Vec::new();
-    let mut lines = Vec::new();
+    let mut recs = Builder::new(file, lim);
     for (i, line) in input {
         let line = line.as_ref();
         let err = |m: String| TraceError::new(file, i + 1, m);
@@ -151,18 +152,19 @@ pub fn parse_csv_lines<S: AsRef<str>>(
         match &cols {
             None => cols = Some(Columns::from_header(line).map_err(err)?),
             Some(c) => {
-                recs.push(parse_row(line, c).map_err(err)?);
-                lines.push(i + 1);
+                let (r, name) = parse_row(line, c).map_err(err)?;
+                let r = recs.named(r, name.as_deref(), i + 1)?;
+                recs.push(r, i + 1)?;
             }
         }
     }
-    let times: Vec<u64> = recs.iter().map(|r: &TraceRecord| r.time_ns).collect();
-    super::check_span(&times, &lines, file)?;
-    rebase_times(&mut recs);
-    Ok(recs)
+    recs.check_span()?;
+    rebase_times(recs.records_mut());
+    Ok(recs.finish())
 }
 
-fn parse_row(line: &str, c: &Columns) -> Result<TraceRecord, String> {
+/// One row's record and process name.
+fn parse_row<'a>(line: &'a str, c: &Columns) -> Result<(TraceRecord, Option<Cow<'a, str>>), String> {
     let f = split_fields(line)?;
     if f.len() != c.count {
         return Err(format!(
@@ -211,15 +213,14 @@ fn parse_row(line: &str, c: &Columns) -> Result<TraceRecord, String> {
         None | Some("") => None,
         Some(p) => Some(num::<u32>(p, "pid")?),
     };
-    let process = c.process.map(field).filter(|p| !p.is_empty()).map(str::to_string);
-    Ok(TraceRecord {
-        time_ns,
-        op,
-        offset,
-        len,
-        pid,
-        process,
-    })
+    let process = match c.process {
+        Some(k) if !f[k].trim().is_empty() => Some(match &f[k] {
+            Cow::Borrowed(s) => Cow::Borrowed(s.trim()),
+            Cow::Owned(s) => Cow::Owned(s.trim().to_string()),
+        }),
+        _ => None,
+    };
+    Ok((TraceRecord::new(time_ns, op, offset, len).with_pid(pid), process))
 }
 
 #[cfg(test)]
@@ -235,7 +236,7 @@ timestamp_ns,op,lba_sector,size_bytes,pid,process,rwbs,cpu,complete_ns,queue_pid
 1847275202,R,287152,536576,30677,python3.11,RA,1,1847857040,30677,python3.11
 ";
 
-    fn parse(text: &str) -> Result<Vec<TraceRecord>, TraceError> {
+    fn parse(text: &str) -> Result<Trace, TraceError> {
         parse_csv(text, "c.csv")
     }
 
@@ -246,7 +247,10 @@ timestamp_ns,op,lba_sector,size_bytes,pid,process,rwbs,cpu,complete_ns,queue_pid
     #[test]
     fn parses_real_rows() {
         let recs = parse(REAL).unwrap();
-        let got: Vec<_> = recs.iter().map(|r| (r.time_ns, r.op, r.offset, r.len, r.pid)).collect();
+        let got: Vec<_> = recs
+            .iter()
+            .map(|r| (r.time_ns, r.op, r.offset, r.len, r.pid()))
+            .collect();
         assert_eq!(
             got,
             vec![
@@ -256,8 +260,10 @@ timestamp_ns,op,lba_sector,size_bytes,pid,process,rwbs,cpu,complete_ns,queue_pid
                 (1847275202 - 97926, TraceOp::Read, 287152 * 512, 536576, Some(30677)),
             ]
         );
-        assert_eq!(recs[0].process.as_deref(), Some("kworker/0:1H"));
-        assert_eq!(recs[1].process.as_deref(), Some("python3.11"));
+        assert_eq!(recs.process(&recs[0]), Some("kworker/0:1H"));
+        assert_eq!(recs.process(&recs[1]), Some("python3.11"));
+        // One name table entry per distinct name.
+        assert_eq!(recs.names.len(), 2);
     }
 
     #[test]
@@ -272,9 +278,9 @@ timestamp_ns,op,lba_sector,size_bytes,pid,process,rwbs,cpu,complete_ns,queue_pid
             (recs[0].time_ns, recs[0].op, recs[0].offset, recs[0].len),
             (5, TraceOp::Write, 4096, 4096)
         );
-        assert_eq!((recs[1].time_ns, recs[1].op, recs[1].pid), (0, TraceOp::Flush, None));
-        assert_eq!(parse("").unwrap(), vec![]);
-        assert_eq!(parse(HEADER).unwrap(), vec![]);
+        assert_eq!((recs[1].time_ns, recs[1].op, recs[1].pid()), (0, TraceOp::Flush, None));
+        assert!(parse("").unwrap().is_empty());
+        assert!(parse(HEADER).unwrap().is_empty());
     }
 
     #[test]
@@ -295,10 +301,10 @@ timestamp_ns,op,lba_sector,size_bytes,pid,process,rwbs,cpu,complete_ns,queue_pid
         let text = format!("{HEADER}\n7,F,,,,,,,,,\n8,D,16,8192,1,fstrim,DS,0,9,1,fstrim\n");
         let recs = parse(&text).unwrap();
         assert_eq!(
-            (recs[0].op, recs[0].offset, recs[0].len, recs[0].pid),
+            (recs[0].op, recs[0].offset, recs[0].len, recs[0].pid()),
             (TraceOp::Flush, 0, 0, None)
         );
-        assert_eq!(recs[0].process, None);
+        assert_eq!(recs.process(&recs[0]), None);
         assert_eq!((recs[1].op, recs[1].offset, recs[1].len), (TraceOp::Trim, 8192, 8192));
         assert!(err(&format!("{HEADER}\n7,F,,512,,,,,,,\n")).starts_with("c.csv:2: flush with size_bytes 512"));
     }
@@ -307,7 +313,7 @@ timestamp_ns,op,lba_sector,size_bytes,pid,process,rwbs,cpu,complete_ns,queue_pid
     fn quoted_fields() {
         let text = format!("{HEADER}\n1,R,8,512,3,\"my, \"\"odd\"\" proc\",R,0,2,3,x\n");
         let recs = parse(&text).unwrap();
-        assert_eq!(recs[0].process.as_deref(), Some("my, \"odd\" proc"));
+        assert_eq!(recs.process(&recs[0]), Some("my, \"odd\" proc"));
         for (row, want) in [
             ("1,R,8,512,3,\"open,R,0,2,3,x", "unterminated quoted field"),
             ("1,R,8,512,3,\"a\"b,R,0,2,3,x", "unexpected `b` after a quoted field"),

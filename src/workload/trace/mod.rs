@@ -25,10 +25,12 @@ pub mod app_launch;
 pub mod blkparse;
 pub mod csv;
 pub mod msr;
+pub mod records;
 
 pub use blkparse::{parse_blkparse, BlkAction};
 pub use csv::parse_csv;
 pub use msr::parse_msr;
+pub use records::{Trace, TraceLimits, TraceRecord, DEFAULT_MAX_RECORDS};
 
 use std::fmt;
 use std::io::Read;
@@ -45,23 +47,8 @@ pub enum TraceOp {
     Flush,
 }
 
-/// One request of a trace.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TraceRecord {
-    /// Nanoseconds since the earliest kept record of the trace.
-    pub time_ns: u64,
-    pub op: TraceOp,
-    /// Byte offset on the traced device (0 for a flush).
-    pub offset: u64,
-    /// Length in bytes (0 for a flush).
-    pub len: u32,
-    /// Issuing process id, when the format records one.
-    pub pid: Option<u32>,
-    /// Issuing process name, when the format records one.
-    pub process: Option<String>,
-}
-
-/// A malformed trace line: `file:line: msg` (line is 1-based).
+/// A malformed trace line: `file:line: msg` (line is 1-based; 0 for the
+/// whole file, shown as `file: msg`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceError {
     pub file: String,
@@ -81,6 +68,9 @@ impl TraceError {
 
 impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            return write!(f, "{}: {}", self.file, self.msg);
+        }
         write!(f, "{}:{}: {}", self.file, self.line, self.msg)
     }
 }
@@ -127,23 +117,31 @@ fn guess_format_from(first: Option<&str>) -> TraceFormat {
 /// Parses trace text in `format` (`file` only names it in errors) and sorts
 /// the records by time; the sort is stable, so records with equal times keep
 /// their order in the file.
-pub fn parse(text: &str, file: &str, format: TraceFormat) -> Result<Vec<TraceRecord>, TraceError> {
-    parse_lines(text.lines().enumerate(), file, format)
+pub fn parse(text: &str, file: &str, format: TraceFormat) -> Result<Trace, TraceError> {
+    parse_lines(text.lines().enumerate(), file, format, TraceLimits::default())
 }
 
-/// As [`parse`], from numbered lines (0-based), as a file is read.
+/// As [`parse`], from numbered lines (0-based), as a file is read, within
+/// `lim`.
 fn parse_lines<S: AsRef<str>>(
     input: impl Iterator<Item = (usize, S)>,
     file: &str,
     format: TraceFormat,
-) -> Result<Vec<TraceRecord>, TraceError> {
-    let mut recs = match format {
-        TraceFormat::Blkparse(action) => blkparse::parse_blkparse_lines(input, file, action)?,
-        TraceFormat::Msr => msr::parse_msr_lines(input, file)?,
-        TraceFormat::Csv => csv::parse_csv_lines(input, file)?,
+    lim: TraceLimits,
+) -> Result<Trace, TraceError> {
+    let mut trace = match format {
+        TraceFormat::Blkparse(action) => blkparse::parse_blkparse_lines(input, file, action, lim)?,
+        TraceFormat::Msr => msr::parse_msr_lines(input, file, lim)?,
+        TraceFormat::Csv => csv::parse_csv_lines(input, file, lim)?,
     };
-    recs.sort_by_key(|r| r.time_ns);
-    Ok(recs)
+    records::sort_by_time(&mut trace.records).map_err(|n| {
+        TraceError::new(
+            file,
+            0,
+            format!("out of memory for sorting the trace by time (a scratch of {n} records): replay a shorter trace"),
+        )
+    })?;
+    Ok(trace)
 }
 
 /// Reads a trace file: its text, zstd-decompressed when the name ends in
@@ -152,11 +150,21 @@ fn parse_lines<S: AsRef<str>>(
 /// line, `FILE: msg` for a file that cannot be read or decompressed.
 ///
 /// The text is parsed as it is read (and decompressed), a line at a time:
-/// memory holds the records, never the text, so a trace near the 4 GiB
-/// text limit ([`crate::input::TRACE`]) needs only its records' memory.
+/// memory holds the records (32 bytes each, at most
+/// [`TraceLimits::max_records`] of them), never the text, whatever the size
+/// of the text up to its 4 GiB limit ([`crate::input::TRACE`]).
 /// Bytes that are not UTF-8 (process names are arbitrary bytes to the
 /// kernel) are replaced with U+FFFD rather than rejected.
-pub fn load(path: &Path, format: Option<TraceFormat>) -> Result<Vec<TraceRecord>, String> {
+///
+/// The records are bounded by [`TraceLimits::default`]; [`load_with`] takes
+/// other limits.
+pub fn load(path: &Path, format: Option<TraceFormat>) -> Result<Trace, String> {
+    load_with(path, format, TraceLimits::default())
+}
+
+/// [`load`] within `lim`: past its record count the error names the file,
+/// the line and `--max-trace-records`.
+pub fn load_with(path: &Path, format: Option<TraceFormat>, lim: TraceLimits) -> Result<Trace, String> {
     let name = path.display().to_string();
     let mut lines = crate::input::Lines::new(open(path)?, &name, crate::input::TRACE);
     // The first non-blank line guesses the format; every parser skips blank lines.
@@ -166,7 +174,7 @@ pub fn load(path: &Path, format: Option<TraceFormat>) -> Result<Vec<TraceRecord>
     }
     let empty = first.is_none();
     let format = format.unwrap_or_else(|| guess_format_from(first.as_ref().map(|(_, l)| l.trim())));
-    let recs = parse_lines(first.into_iter().chain(&mut lines), &name, format);
+    let recs = parse_lines(first.into_iter().chain(&mut lines), &name, format, lim);
     // A read that failed ended the lines early: its error comes first.
     if let Some(e) = lines.error.take() {
         return Err(e);
@@ -309,33 +317,6 @@ fn decompress_zstd(data: &[u8], name: &str, max_bytes: u64) -> Result<Vec<u8>, S
 /// replay) would run for hours. Documented limit.
 pub const MAX_SPAN_NS: u64 = 31 * 86_400 * 1_000_000_000;
 
-/// Checks that the records' times (`times[i]` ns, read from line
-/// `lines[i]`) span at most [`MAX_SPAN_NS`]; otherwise names the line of the
-/// outlier: whichever extreme lies farther from the median time.
-pub(crate) fn check_span(times: &[u64], lines: &[usize], file: &str) -> Result<(), TraceError> {
-    let (Some(&lo), Some(&hi)) = (times.iter().min(), times.iter().max()) else {
-        return Ok(());
-    };
-    if hi - lo <= MAX_SPAN_NS {
-        return Ok(());
-    }
-    let mut sorted = times.to_vec();
-    sorted.sort_unstable();
-    let median = sorted[(sorted.len() - 1) / 2];
-    let outlier = if hi - median >= median - lo { hi } else { lo };
-    let i = times.iter().position(|&t| t == outlier).unwrap_or(0);
-    Err(TraceError::new(
-        file,
-        lines.get(i).copied().unwrap_or(0),
-        format!(
-            "this timestamp is {:.1} days from the trace's other end: a replay longer than nvmesim's limit of {} days \
-(an outlier timestamp?)",
-            (hi - lo) as f64 / 86_400e9,
-            MAX_SPAN_NS / 86_400_000_000_000
-        ),
-    ))
-}
-
 /// Rebases record times so that the earliest is 0.
 pub(crate) fn rebase_times(recs: &mut [TraceRecord]) {
     if let Some(t0) = recs.iter().map(|r| r.time_ns).min() {
@@ -389,6 +370,7 @@ pub fn remap(recs: &mut [TraceRecord], device_bytes: u64, mode: Remap) -> Result
 /// [`remap`] one record at a time, for a caller that builds its own list
 /// from the records instead of changing them (the replay, which would
 /// otherwise copy every record first).
+#[derive(Debug, Clone)]
 pub struct Remapper {
     device_bytes: u64,
     mode: Remap,
@@ -453,14 +435,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn rec(time_ns: u64, op: TraceOp, offset: u64, len: u32) -> TraceRecord {
-        TraceRecord {
-            time_ns,
-            op,
-            offset,
-            len,
-            pid: None,
-            process: None,
-        }
+        TraceRecord::new(time_ns, op, offset, len)
     }
 
     /// A scratch file under the system temp dir, removed on drop.
@@ -556,15 +531,8 @@ mod tests {
         let plain = TempFile::new("t.blkparse.txt", BLK.as_bytes());
         let recs = load(&plain.0, None).unwrap();
         assert_eq!(
-            recs,
-            vec![TraceRecord {
-                time_ns: 0,
-                op: TraceOp::Read,
-                offset: 4260104 * 512,
-                len: 4096,
-                pid: Some(30677),
-                process: Some("python3.11".into())
-            }]
+            recs.rows(),
+            vec![(0, TraceOp::Read, 4260104 * 512, 4096, Some(30677), Some("python3.11"))]
         );
 
         let csv = format!("{CSV}97927,R,8,4096,44,kworker/0:1H,R,0,463892,,\n");
@@ -678,8 +646,8 @@ mod tests {
         assert_eq!(before.len(), after.len());
         for (b, a) in before.iter().zip(after) {
             assert_eq!(
-                (a.time_ns, a.op, a.len, &a.pid, &a.process),
-                (b.time_ns, b.op, b.len, &b.pid, &b.process)
+                (a.time_ns, a.op, a.len, a.pid(), a.name_index()),
+                (b.time_ns, b.op, b.len, b.pid(), b.name_index())
             );
             assert!(a.offset + a.len as u64 <= dev, "{a:?} outside {dev}");
             assert_eq!(a.offset % REMAP_ALIGN, 0, "{a:?}");
@@ -816,18 +784,56 @@ mod tests {
             );
             for pair in summary["top_issuing_processes"].as_array().unwrap() {
                 let p = pair[0].as_str().unwrap();
-                let c = recs.iter().filter(|r| r.process.as_deref() == Some(p)).count();
+                let c = recs.iter().filter(|r| recs.process(r) == Some(p)).count();
                 assert_eq!(c, n(&pair[1]), "{name}: {p}");
             }
         }
         // The two files describe the same requests: same order, times (the
         // CSV counts from the first event of any kind, 97926 ns before the
         // first D; both are rebased to the first D), addresses and processes.
-        assert_eq!(blk, csv);
+        assert_eq!(blk.rows(), csv.rows());
 
         // The queue events: every Q line of the trace is kept.
         let q = load(&blk_path, Some(TraceFormat::Blkparse(BlkAction::Queue))).unwrap();
         eprintln!("blkparse Q events: {}", q.len());
         assert_eq!(q.len(), n(&summary["blkparse_action_counts"]["Q"]));
+    }
+
+    /// FNV-1a of every record as (time, op, offset, len, pid, process),
+    /// one line each.
+    fn digest(t: &Trace) -> (usize, u64) {
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        for (time, op, offset, len, pid, process) in t.rows() {
+            for b in format!("{time} {op:?} {offset} {len} {pid:?} {process:?}\n").bytes() {
+                h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+            }
+        }
+        (t.len(), h)
+    }
+
+    /// The records of real traces are those parsed before the records were
+    /// packed and their names interned (digests taken then): same times,
+    /// order, addresses, pids and process names.
+    #[test]
+    fn traces_parse_to_the_records_they_parsed_to_before_packing() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let pp = load(&root.join("src/scenario/hmb/python-pass-launch.csv"), None).unwrap();
+        assert_eq!(digest(&pp), (118, 0xf0da_1d7a_131c_f123));
+        let dir = Path::new("/work/shared/traces");
+        let (blk, csv) = (
+            dir.join("coldlaunch.blkparse.txt.zst"),
+            dir.join("coldlaunch.D.csv.zst"),
+        );
+        if !(blk.exists() && csv.exists()) {
+            eprintln!(
+                "coldlaunch traces not found in {}: only the repository's trace checked",
+                dir.display()
+            );
+            return;
+        }
+        assert_eq!(digest(&load(&blk, None).unwrap()), (17_761, 0x0f57_ffda_a9fa_65db));
+        let q = load(&blk, Some(TraceFormat::Blkparse(BlkAction::Queue))).unwrap();
+        assert_eq!(digest(&q), (24_408, 0x0081_e91f_0fe5_750f));
+        assert_eq!(digest(&load(&csv, None).unwrap()), (17_761, 0x0f57_ffda_a9fa_65db));
     }
 }

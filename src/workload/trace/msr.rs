@@ -22,25 +22,32 @@
 //! often gain one); anything else that is not such a line, including a zero
 //! `Size` or a header line further down, is a [`TraceError`].
 
-use super::{TraceError, TraceOp, TraceRecord};
+use super::records::Builder;
+use super::{Trace, TraceError, TraceLimits, TraceOp, TraceRecord};
 
 /// Nanoseconds per Windows file-time tick.
 pub const TICK_NS: u64 = 100;
 
 /// Parses an MSR-Cambridge CSV trace (see the module docs). `file` only names
 /// the input in errors.
-pub fn parse_msr(text: &str, file: &str) -> Result<Vec<TraceRecord>, TraceError> {
-    parse_msr_lines(text.lines().enumerate(), file)
+pub fn parse_msr(text: &str, file: &str) -> Result<Trace, TraceError> {
+    parse_msr_lines(text.lines().enumerate(), file, TraceLimits::default())
 }
 
 /// As [`parse_msr`], from numbered lines (0-based, as `str::lines().enumerate()`
-/// gives them), so that a file is parsed as it is read.
+/// gives them), so that a file is parsed as it is read, within `lim`.
 pub fn parse_msr_lines<S: AsRef<str>>(
     input: impl Iterator<Item = (usize, S)>,
     file: &str,
-) -> Result<Vec<TraceRecord>, TraceError> {
-    let mut recs = Vec::new();
-    let mut lines = Vec::new();
+    lim: TraceLimits,
+) -> Result<Trace, TraceError> {
+    // time_ns holds raw ticks until the end.
+    let mut recs = Builder::new(file, lim).times_in(|t| t.saturating_mul(TICK_NS));
+    // The records whose ticks pass every earlier record's and are large
+    // enough to overflow nanoseconds from some first time, with their
+    // lines: the first record whose time from the earliest overflows is
+    // one of them. None in a real trace (ticks near 2^64 / 100).
+    let mut peaks: Vec<(u64, usize)> = Vec::new();
     let mut first = true;
     for (i, line) in input {
         let line = line.as_ref();
@@ -51,22 +58,29 @@ pub fn parse_msr_lines<S: AsRef<str>>(
             continue;
         }
         let rec = parse_line(line).map_err(|m| TraceError::new(file, i + 1, m))?;
-        recs.push(rec);
-        lines.push(i + 1);
-    }
-    // time_ns holds raw ticks so far.
-    let ns: Vec<u64> = recs.iter().map(|r| r.time_ns.saturating_mul(TICK_NS)).collect();
-    super::check_span(&ns, &lines, file)?;
-    if let Some(t0) = recs.iter().map(|r| r.time_ns).min() {
-        for (r, &line) in recs.iter_mut().zip(&lines) {
-            r.time_ns = (r.time_ns - t0).checked_mul(TICK_NS).ok_or_else(|| {
-                TraceError::new(
-                    file,
-                    line,
-                    "timestamp too far from the first one (overflows u64 nanoseconds)",
-                )
-            })?;
+        if rec.time_ns > u64::MAX / TICK_NS && peaks.last().is_none_or(|&(t, _)| rec.time_ns > t) {
+            peaks
+                .try_reserve(1)
+                .map_err(|_| TraceError::new(file, i + 1, "out of memory for the trace's timestamps"))?;
+            peaks.push((rec.time_ns, i + 1));
         }
+        recs.push(rec, i + 1)?;
+    }
+    recs.check_span()?;
+    let recs = recs.finish();
+    let Some(t0) = recs.iter().map(|r| r.time_ns).min() else {
+        return Ok(recs);
+    };
+    if let Some(&(_, line)) = peaks.iter().find(|&&(t, _)| (t - t0).checked_mul(TICK_NS).is_none()) {
+        return Err(TraceError::new(
+            file,
+            line,
+            "timestamp too far from the first one (overflows u64 nanoseconds)",
+        ));
+    }
+    let mut recs = recs;
+    for r in recs.records.iter_mut() {
+        r.time_ns = (r.time_ns - t0) * TICK_NS;
     }
     Ok(recs)
 }
@@ -116,14 +130,7 @@ fn parse_line(line: &str) -> Result<TraceRecord, String> {
         .checked_add(len as u64)
         .ok_or_else(|| format!("request {offset} + {len} ends past the largest offset"))?;
     num::<u64>(f[6], "ResponseTime")?;
-    Ok(TraceRecord {
-        time_ns: ticks,
-        op,
-        offset,
-        len,
-        pid: None,
-        process: None,
-    })
+    Ok(TraceRecord::new(ticks, op, offset, len))
 }
 
 fn num<T: std::str::FromStr>(tok: &str, what: &str) -> Result<T, String> {
@@ -163,7 +170,7 @@ mod tests {
         assert_eq!(recs.len(), 3);
         for (r, w) in recs.iter().zip(want) {
             assert_eq!((r.time_ns, r.op, r.offset, r.len), w);
-            assert_eq!((r.pid, r.process.as_deref()), (None, None));
+            assert_eq!((r.pid(), recs.process(r)), (None, None));
         }
     }
 
@@ -175,7 +182,7 @@ mod tests {
         assert_eq!((recs[0].time_ns, recs[1].time_ns), (60_000, 0));
         let far = "0,h,0,Read,0,512,1\n18446744073709551615,h,0,Read,0,512,1\n";
         assert!(err(far).starts_with("m.csv:2: this timestamp is "), "{}", err(far));
-        assert_eq!(parse_msr("", "m.csv").unwrap(), vec![]);
+        assert!(parse_msr("", "m.csv").unwrap().is_empty());
     }
 
     #[test]
