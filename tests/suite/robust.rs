@@ -538,3 +538,47 @@ fn maps_refused_by_the_allocator_are_an_error_not_an_abort() {
         "{csv}"
     );
 }
+
+/// A small `.zst` of `frames` copies of one frame of `lines` MSR lines (the
+/// same line: a few KB that expand a thousandfold).
+fn msr_zst(lines: usize, frames: usize) -> Vec<u8> {
+    let text = "128166372003061629,hm,0,Read,3218825216,4096,85176\n".repeat(lines);
+    let frame = ruzstd::encoding::compress_to_vec(text.as_bytes(), ruzstd::encoding::CompressionLevel::Fastest);
+    frame.repeat(frames)
+}
+
+/// A trace with more requests than `--max-trace-records` is refused naming
+/// the file, the line of the first request past it and the flag; raising the
+/// flag replays it (the records used to be held at 56 bytes each plus a line
+/// number and a time per record, and a 372 KB `.zst` of 4 GB of text aborted).
+#[test]
+fn a_trace_past_the_record_limit_is_refused_naming_the_flag_that_raises_it() {
+    let d = tmp("records");
+    let p = d.join("many.msr.zst");
+    std::fs::write(&p, msr_zst(3000, 4)).unwrap();
+    assert!(std::fs::metadata(&p).unwrap().len() < 8000);
+    let job = write(
+        &d,
+        "t.fio",
+        &format!(
+            "[t]\nfilename=/dev/nvme0n1\nread_iolog={}\nioengine=psync\nreplay_no_stall=1\n",
+            p.display()
+        ),
+    );
+    fails(
+        &["run", &job, "-q", "--device", "null", "--max-trace-records", "10000"],
+        &["many.msr.zst:10001: more than 10000 requests", "--max-trace-records"],
+    );
+    let o = nvmesim()
+        .args(["run", &job, "-q", "--device", "null", "--output-format", "json"])
+        .args(["--max-trace-records", "12000"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 12000);
+    fails(
+        &["run", &job, "-q", "--max-trace-records", "many"],
+        &["--max-trace-records"],
+    );
+}

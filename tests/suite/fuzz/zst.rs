@@ -179,3 +179,52 @@ fn damaged_compressed_traces_never_panic_or_hang() {
         );
     }
 }
+
+/// The shape of the trace that used to abort: a few KB of zstd (one frame of
+/// MSR lines, repeated) that expand to more requests than the record limit,
+/// here 1,000,000 records for 48 MiB of text (the reproducer was 372 KB for
+/// 4.07 GB, 80 million records, past the 64 Mi default). The load stops at
+/// the first request past the limit with an error naming it; the records
+/// up to then take 32 bytes each, and nothing is simulated.
+#[test]
+fn a_small_zst_past_the_record_limit_is_an_error_not_an_abort() {
+    use nvmesim::workload::trace::TraceLimits;
+    let line = "128166372003061629,hm,0,Read,3218825216,4096,85176\n";
+    // 20,000 lines a frame, 50 frames: 1,000,000 lines of 51 bytes.
+    let frame = zst(line.repeat(20_000).as_bytes());
+    let bytes = frame.repeat(50);
+    assert!(bytes.len() < 64 << 10, "{} bytes of zstd", bytes.len());
+    let dir = scratch("records");
+    let p = dir.join("many.msr.zst");
+    std::fs::write(&p, &bytes).unwrap();
+    let tiny = std::fs::read_to_string(root().join("tests/data/tiny-ssd.toml")).unwrap();
+    let cfg = nvmesim::config::load_machine(Some(("tiny.toml", &tiny)), None, None).unwrap();
+    let job = format!(
+        "[t]\nfilename=/dev/nvme0n1\nread_iolog={}\nioengine=psync\nreplay_no_stall=1\n",
+        p.display()
+    );
+    let jobs = nvmesim::workload::fio::parse_str(&job, "t.fio").unwrap();
+    for (max, want) in [
+        (999_999u64, "many.msr.zst:1000000: more than 999999 requests"),
+        (500, ":501: more than 500"),
+    ] {
+        let opts = nvmesim::machine::RunOptions {
+            precondition: Precondition::None,
+            trace_limits: TraceLimits { max_records: max },
+            ..Default::default()
+        };
+        let e = match nvmesim::machine::Machine::new(cfg.clone(), &jobs, &opts) {
+            Ok(_) => panic!("a trace of 1,000,000 requests loaded under a limit of {max}"),
+            Err(e) => e,
+        };
+        assert!(e.contains(want) && e.contains("--max-trace-records"), "{e}");
+    }
+    // At the limit, it loads.
+    let opts = nvmesim::machine::RunOptions {
+        precondition: Precondition::None,
+        trace_limits: TraceLimits { max_records: 1_000_000 },
+        ..Default::default()
+    };
+    assert!(nvmesim::machine::Machine::new(cfg, &jobs, &opts).is_ok());
+    let _ = std::fs::remove_dir_all(&dir);
+}
