@@ -201,63 +201,96 @@ fn open(path: &Path) -> Result<Box<dyn Read>, String> {
     if !is_zst {
         return Ok(Box::new(f));
     }
-    // Compressed data is binary: bound its size here, the text's as it is decoded.
-    let lim = crate::input::TRACE;
-    let mut raw = Vec::new();
-    f.take(lim.max_bytes + 1)
-        .read_to_end(&mut raw)
-        .map_err(|e| format!("{name}: {e}"))?;
-    if raw.len() as u64 > lim.max_bytes {
-        return Err(format!(
-            "{name}: larger than {} MiB: too large for a trace (nvmesim's limit)",
-            lim.max_bytes >> 20
-        ));
-    }
-    if raw.is_empty() {
+    // Compressed data is binary: its size is bounded as it is read (by
+    // the text limit too), the text's as it is decoded; neither is held.
+    let frames = ZstdFrames::new(Box::new(f), crate::input::TRACE.max_bytes);
+    if frames.src.at_end().map_err(|e| format!("{name}: {e}"))? {
         return Err(format!("{name}: zstd: empty file, not a zstd stream"));
     }
-    Ok(Box::new(ZstdFrames::new(raw)))
+    Ok(Box::new(frames))
+}
+
+/// The compressed bytes as they are read, and how many so far.
+struct Src {
+    r: std::io::BufReader<Box<dyn Read>>,
+    read: u64,
+    max: u64,
+}
+
+impl Src {
+    /// Counts `n` more bytes read; past the limit, the error.
+    fn count(&mut self, n: usize) -> std::io::Result<()> {
+        self.read += n as u64;
+        if self.read > self.max {
+            return Err(std::io::Error::other(too_large(self.max)));
+        }
+        Ok(())
+    }
+}
+
+fn too_large(max: u64) -> String {
+    format!("larger than {} MiB: too large for a trace (nvmesim's limit)", max >> 20)
 }
 
 /// The compressed bytes, shared by [`ZstdFrames`] and the decoder of its
 /// current frame (which takes its reader by value and, on a failed frame
 /// header, does not give it back).
 #[derive(Clone)]
-struct Shared(std::rc::Rc<std::cell::RefCell<std::io::Cursor<Vec<u8>>>>);
+struct Shared(std::rc::Rc<std::cell::RefCell<Src>>);
 
 impl Read for Shared {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().read(buf)
+        let mut s = self.0.borrow_mut();
+        let n = s.r.read(buf)?;
+        s.count(n)?;
+        Ok(n)
     }
 }
 
 impl Shared {
-    fn left(&self) -> u64 {
-        let c = self.0.borrow();
-        (c.get_ref().len() as u64).saturating_sub(c.position())
+    /// Whether no compressed bytes are left.
+    fn at_end(&self) -> std::io::Result<bool> {
+        use std::io::BufRead;
+        Ok(self.0.borrow_mut().r.fill_buf()?.is_empty())
+    }
+
+    /// Skips `n` bytes; `false` when fewer are left.
+    fn skip(&self, n: u64) -> std::io::Result<bool> {
+        let mut s = self.0.borrow_mut();
+        let got = std::io::copy(&mut (&mut s.r).take(n), &mut std::io::sink())?;
+        s.count(got as usize)?;
+        Ok(got == n)
+    }
+
+    fn over(&self) -> Option<u64> {
+        let s = self.0.borrow();
+        (s.read > s.max).then_some(s.max)
     }
 }
 
 /// A whole zstd stream decoded as it is read: every frame in turn (the
 /// format allows several, e.g. concatenated `.zst` files), skipping
 /// skippable frames, and checking each frame's content checksum when it
-/// carries one. Errors read `zstd: ...`.
+/// carries one. Errors read `zstd: ...`; more than `max` compressed bytes
+/// is the size limit's error.
 struct ZstdFrames {
     src: Shared,
     frame: Option<ruzstd::decoding::StreamingDecoder<Shared, ruzstd::decoding::FrameDecoder>>,
 }
 
 impl ZstdFrames {
-    fn new(raw: Vec<u8>) -> Self {
+    fn new(r: Box<dyn Read>, max: u64) -> Self {
         ZstdFrames {
-            src: Shared(std::rc::Rc::new(std::cell::RefCell::new(std::io::Cursor::new(raw)))),
+            src: Shared(std::rc::Rc::new(std::cell::RefCell::new(Src {
+                r: std::io::BufReader::with_capacity(64 << 10, r),
+                read: 0,
+                max,
+            }))),
             frame: None,
         }
     }
-}
 
-impl Read for ZstdFrames {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+    fn next_frame(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
         let zerr = |m: String| std::io::Error::other(format!("zstd: {m}"));
         loop {
@@ -276,22 +309,29 @@ impl Read for ZstdFrames {
                 }
                 self.frame = None;
             }
-            if self.src.left() == 0 {
+            if self.src.at_end()? {
                 return Ok(0);
             }
             match ruzstd::decoding::StreamingDecoder::new(self.src.clone()) {
                 Ok(dec) => self.frame = Some(dec),
                 Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame { length, .. })) => {
-                    if u64::from(length) > self.src.left() {
+                    if !self.src.skip(u64::from(length))? {
                         return Err(zerr("truncated skippable frame".to_string()));
                     }
-                    let mut c = self.src.0.borrow_mut();
-                    let at = c.position() + u64::from(length);
-                    c.set_position(at);
                 }
                 Err(e) => return Err(zerr(e.to_string())),
             }
         }
+    }
+}
+
+impl Read for ZstdFrames {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        // Past the size limit, that is the error, whatever the decoder made of it.
+        self.next_frame(buf).map_err(|e| match self.src.over() {
+            Some(max) => std::io::Error::other(too_large(max)),
+            None => e,
+        })
     }
 }
 
@@ -306,7 +346,8 @@ fn decompress_zstd(data: &[u8], name: &str, max_bytes: u64) -> Result<Vec<u8>, S
         max_bytes,
         ..crate::input::TRACE
     };
-    crate::input::read_bounded(ZstdFrames::new(data.to_vec()), name, lim)
+    let raw: Box<dyn Read> = Box::new(std::io::Cursor::new(data.to_vec()));
+    crate::input::read_bounded(ZstdFrames::new(raw, crate::input::TRACE.max_bytes), name, lim)
 }
 
 /// Longest span of trace time a replay may cover: 31 days. The longest
@@ -599,6 +640,20 @@ mod tests {
         assert!(bomb.len() < 1 << 20, "{}", bomb.len());
         let e = decompress_zstd(&bomb, "b.zst", 1 << 20).unwrap_err();
         assert!(e.starts_with("b.zst: larger than 1 MiB: too large for a trace"), "{e}");
+        // The compressed bytes are bounded as they are read, not held: 3 MiB
+        // of skippable frames (no text at all) past a 2 MiB bound.
+        let mut skip = Vec::new();
+        for _ in 0..3 {
+            skip.extend(0x184D_2A50u32.to_le_bytes());
+            skip.extend(((1u32 << 20) - 8).to_le_bytes());
+            skip.resize(skip.len() + (1 << 20) - 8, 0xA5);
+        }
+        let raw: Box<dyn Read> = Box::new(std::io::Cursor::new(skip.clone()));
+        let e = crate::input::read_bounded(ZstdFrames::new(raw, 2 << 20), "s.zst", crate::input::TRACE).unwrap_err();
+        assert_eq!(e, "s.zst: larger than 2 MiB: too large for a trace (nvmesim's limit)");
+        let raw: Box<dyn Read> = Box::new(std::io::Cursor::new(skip));
+        let text = crate::input::read_bounded(ZstdFrames::new(raw, 4 << 20), "s.zst", crate::input::TRACE).unwrap();
+        assert!(text.is_empty());
     }
 
     #[test]

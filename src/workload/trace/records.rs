@@ -71,12 +71,13 @@ impl TraceRecord {
 /// (when the file is not in time order) borrows a scratch buffer of at most
 /// half of it, 1 GiB more, so loading stays within about 3 GiB, and the
 /// replay reads the records in place (no copy per job clone). 64 Mi records
-/// is the 4 GiB text limit ([`crate::input::TRACE`]) at 64 bytes a line: an
-/// MSR-Cambridge line is about 50 bytes, a blkparse issue line about 80
-/// (from its keeping only D of the 6-10 events each request logs, one kept
-/// record per ~500 bytes of blkparse text). ESTIMATE of what fits
-/// comfortably in a machine with 8 GB; documented with
-/// `--max-trace-records`, which raises it.
+/// fill the 4 GiB text limit ([`crate::input::TRACE`]) at 64 bytes a
+/// record: blkparse text, which keeps one of the several event lines
+/// (about 80 bytes each) a request logs, never comes near it; MSR-Cambridge
+/// lines (about 50 bytes) can pass it in the last fifth of the text limit,
+/// and are refused there with the flag named. ESTIMATE of what fits
+/// comfortably on a machine with 8 GB of memory; `--max-trace-records`
+/// raises it.
 pub const DEFAULT_MAX_RECORDS: u64 = 64 << 20;
 
 /// Bytes of distinct process names allowed per record of the limit: 16, the
