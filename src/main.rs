@@ -317,7 +317,10 @@ fn main() -> ExitCode {
             Ok(code) => return code,
             Err(e) => Err(e),
         },
-        Cmd::Serve(a) => cmd_serve(*a),
+        Cmd::Serve(a) => match cmd_serve(*a) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         Cmd::Presets => cmd_presets(),
         Cmd::Bench(a) => cmd_bench(a),
         Cmd::Sweep(a) => cmd_sweep(a),

@@ -5,6 +5,7 @@ use nvmesim::serve::store::{parse_size, StoreChoice};
 use nvmesim::serve::{DeviceOptions, ServeOptions, Server};
 use nvmesim::workload::IoPrio;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -90,9 +91,22 @@ pub struct ServeArgs {
     /// Weighted round robin weights HIGH:MEDIUM:LOW (as `nvmesim run`).
     #[arg(long, value_name = "H:M:L")]
     pub weights: Option<String>,
+    /// Cut the drive's power this many simulated seconds after start: writes whose data the model
+    /// has not made safe (volatile write cache: not yet programmed to NAND; power-loss protection:
+    /// not yet in the drive's buffer) are lost, the store is left as the drive reads after power
+    /// returns, what was lost goes to stderr and the results, connections close, and the process
+    /// exits with status 3.
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub power_cut_at: Option<f64>,
+    /// Cut the power (as --power-cut-at) when the process receives SIGUSR1.
+    #[arg(long)]
+    pub power_cut_on_sigusr1: bool,
 }
 
-pub fn cmd_serve(a: ServeArgs) -> Result<(), String> {
+/// Exit status after a power cut (0: stopped, 1: an error, 2: bad command line).
+pub const EXIT_POWER_CUT: u8 = 3;
+
+pub fn cmd_serve(a: ServeArgs) -> Result<ExitCode, String> {
     let text;
     let cfg_src = match &a.config {
         Some(p) => {
@@ -167,6 +181,18 @@ pub fn cmd_serve(a: ServeArgs) -> Result<(), String> {
             .map(nvmesim::sweep::run::parse_weights)
             .transpose()?,
     };
+    if let Some(t) = a.power_cut_at {
+        if !(t.is_finite() && t >= 0.0) {
+            return Err(format!("--power-cut-at {t}: must be a number of seconds >= 0"));
+        }
+        o.power_cut_at = Some((t * 1e9).round() as u64);
+    }
+    if a.power_cut_on_sigusr1 {
+        let f = Arc::new(AtomicBool::new(false));
+        let sig = signal_hook::consts::SIGUSR1;
+        signal_hook::flag::register(sig, f.clone()).map_err(|e| format!("cannot handle signal {sig}: {e}"))?;
+        o.power_cut_signal = Some(f);
+    }
     let server = Server::bind(o)?;
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -187,6 +213,11 @@ pub fn cmd_serve(a: ServeArgs) -> Result<(), String> {
         );
     }
     let s = server.run(stop)?;
+    let code = if s.power_cut.is_some() {
+        ExitCode::from(EXIT_POWER_CUT)
+    } else {
+        ExitCode::SUCCESS
+    };
     let out = if fmt == "json" {
         let mut t = serde_json::to_string_pretty(&s.json()).map_err(|e| e.to_string())?;
         t.push('\n');
@@ -195,11 +226,12 @@ pub fn cmd_serve(a: ServeArgs) -> Result<(), String> {
         s.text()
     };
     match &a.output {
-        Some(p) => std::fs::write(p, out).map_err(|e| format!("--output {}: {e}", p.display())),
+        Some(p) => std::fs::write(p, out).map_err(|e| format!("--output {}: {e}", p.display()))?,
         None => {
             use std::io::Write;
             let mut so = std::io::stdout();
-            so.write_all(out.as_bytes()).map_err(|e| format!("stdout: {e}"))
+            so.write_all(out.as_bytes()).map_err(|e| format!("stdout: {e}"))?
         }
     }
+    Ok(code)
 }

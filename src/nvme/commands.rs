@@ -53,6 +53,11 @@ impl Controller {
         &self.cmds[cid as usize]
     }
 
+    /// The SQE of command `cid` while the controller holds it.
+    pub fn sqe_of(&self, cid: u32) -> Sqe {
+        self.cmd(cid).sqe
+    }
+
     #[inline]
     fn cmd_mut(&mut self, cid: u32) -> &mut Cmd {
         &mut self.cmds[cid as usize]

@@ -131,6 +131,14 @@ pub struct Device {
     untagged: Vec<VecDeque<Sqe>>,
     /// Commands that had to wait for a tag.
     pub tag_waits: u64,
+    /// Record what a power cut needs (`--power-cut-*`): the commands of the
+    /// last [`Device::submit`], the write commands whose data reached the
+    /// drive's buffer (with their pages' arrival numbers), and the commands
+    /// whose completion landed. Off: nothing is recorded.
+    pub track: bool,
+    pub submitted: Vec<(u32, u64, u32)>,
+    pub arrivals: Vec<(u32, u64, u64)>,
+    pub landed_cmds: Vec<u32>,
 }
 
 impl Device {
@@ -196,6 +204,10 @@ impl Device {
             tagged: vec![0; sqs.len()],
             untagged: vec![VecDeque::new(); sqs.len()],
             tag_waits: 0,
+            track: false,
+            submitted: Vec::new(),
+            arrivals: Vec::new(),
+            landed_cmds: Vec::new(),
             cfg,
         })
     }
@@ -218,6 +230,9 @@ impl Device {
         let (mut n, mut rung) = (0, 0);
         let mut pos = 0u64;
         let s = sq as usize;
+        if self.track {
+            self.submitted.clear();
+        }
         loop {
             // Commands end on multiples of `step` in the namespace, so an
             // unaligned request's commands each span at most step / unit
@@ -227,6 +242,9 @@ impl Device {
             let at_off = offset + pos;
             let l = (len as u64 - pos).min(step - at_off % step) as u32;
             let cid = self.cmds.insert(CmdRec { req, sq });
+            if self.track {
+                self.submitted.push((cid, offset + pos, l));
+            }
             let sqe = Sqe {
                 cid,
                 op,
@@ -285,6 +303,9 @@ impl Device {
                     self.port.landed.pop();
                     let rec = self.cmds.remove(cid);
                     done.push((at, rec.req));
+                    if self.track {
+                        self.landed_cmds.push(cid);
+                    }
                     let s = rec.sq as usize;
                     self.tagged[s] -= 1;
                     if let Some(sqe) = self.untagged[s].pop_front() {
@@ -315,7 +336,11 @@ impl Device {
             Event::CmdReady { cmd } => ctrl.cmd_ready(now, cmd, self.ssd.as_mut(), port, q),
             Event::WriteDataIn { cmd } => {
                 if let Some(ssd) = self.ssd.as_mut() {
-                    ctrl.write_data_in(now, cmd, ssd, port, q)
+                    let lo = ssd.cache.arrived;
+                    ctrl.write_data_in(now, cmd, ssd, port, q);
+                    if self.track {
+                        self.arrivals.push((ctrl.sqe_of(cmd).cid, lo, ssd.cache.arrived));
+                    }
                 }
             }
             Event::DieArrayDone { die } => {

@@ -19,11 +19,13 @@
 //!
 //! Layout: [`nbd`] the protocol, [`conn`] accepting and serving
 //! connections, [`socket`] the Unix socket's path, [`device`] the controller + SSD event loop
-//! with the server's host port, [`store`] the bytes, [`report`] the results.
+//! with the server's host port, [`store`] the bytes, [`power`] a power cut on demand,
+//! [`report`] the results.
 
 pub mod conn;
 pub mod device;
 pub mod nbd;
+pub mod power;
 pub mod report;
 pub mod socket;
 pub mod store;
@@ -71,6 +73,10 @@ pub struct ServeOptions {
     pub status: bool,
     /// Connections open at once, and the handshake's time limit.
     pub limits: conn::Limits,
+    /// Cut the power at this simulated time (`--power-cut-at`).
+    pub power_cut_at: Option<Ns>,
+    /// Cut the power when this is set (`--power-cut-on-sigusr1`).
+    pub power_cut_signal: Option<Arc<AtomicBool>>,
 }
 
 impl ServeOptions {
@@ -88,6 +94,8 @@ impl ServeOptions {
             late_ns: DEFAULT_LATE_NS,
             status: false,
             limits: conn::Limits::default(),
+            power_cut_at: None,
+            power_cut_signal: None,
         }
     }
 }
@@ -156,6 +164,8 @@ pub struct Server {
     unix: Option<OwnedSocket>,
     tcp: Option<TcpListener>,
     counters: Arc<conn::Counters>,
+    /// The undo log, with a power cut asked for.
+    log: Option<power::PowerLog>,
 }
 
 impl Server {
@@ -213,7 +223,9 @@ impl Server {
             }
             export_sqs.push(v);
         }
-        let device = Device::new(opts.cfg.clone(), &sq_prios, &opts.device)?;
+        let mut device = Device::new(opts.cfg.clone(), &sq_prios, &opts.device)?;
+        let log = (opts.power_cut_at.is_some() || opts.power_cut_signal.is_some()).then(power::PowerLog::default);
+        device.track = log.is_some();
         let size = device.namespace_bytes;
         let store = opts.store.open(size)?;
         let exports = Arc::new(
@@ -243,6 +255,7 @@ impl Server {
             unix,
             tcp,
             counters: Arc::default(),
+            log,
         })
     }
 
@@ -332,8 +345,19 @@ impl Server {
         };
         let mut next_status = Duration::from_secs(1);
         let mut last_status = (0u64, 0u64, 0u64);
+        let mut end = None;
         loop {
             if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            if let Some(at) = self.cut_due(sim_of(Instant::now())) {
+                // Requests not yet entered never reach the drive.
+                self.advance(at, &mut st);
+                let log = self.log.take().expect("a cut needs the log");
+                let r = log.cut(at, &mut self.device, &mut self.store);
+                eprint!("nvmesim serve: {}", r.text());
+                st.summary.power_cut = Some(r);
+                end = Some(at);
                 break;
             }
             if let Some(d) = self.opts.duration {
@@ -364,7 +388,11 @@ impl Server {
                 st.summary.lag.window_max_ns = 0;
             }
             // Sleep until the next event (or a request, or a stop check).
-            let wait = match self.device.next_time() {
+            let next = match (self.device.next_time(), self.opts.power_cut_at) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let wait = match next {
                 Some(t) => {
                     let now = sim_of(Instant::now());
                     Duration::from_nanos((t.saturating_sub(now) as f64 * scale) as u64).min(MAX_SLEEP)
@@ -381,7 +409,7 @@ impl Server {
                 std::thread::yield_now();
             }
         }
-        let end = sim_of(Instant::now());
+        let end = end.unwrap_or_else(|| sim_of(Instant::now()));
         // Replies written just before the end still count.
         while let Ok(m) = rx.try_recv() {
             if let Msg::Replied { lag } = m {
@@ -397,6 +425,9 @@ impl Server {
         let mut done = std::mem::take(&mut st.done);
         done.clear();
         self.device.advance(until, &mut done);
+        if let Some(log) = self.log.as_mut() {
+            log.update(&mut self.device);
+        }
         for &(at, req) in &done {
             let r = st.reqs.get_mut(req);
             r.parts -= 1;
@@ -430,6 +461,17 @@ impl Server {
             }
         }
         st.done = done;
+    }
+
+    /// The simulated time of a power cut due by `now`, if any.
+    fn cut_due(&self, now: Ns) -> Option<Ns> {
+        if let Some(t) = self.opts.power_cut_at {
+            if now >= t {
+                return Some(t);
+            }
+        }
+        let sig = self.opts.power_cut_signal.as_ref()?;
+        sig.load(Ordering::Relaxed).then_some(now)
     }
 
     fn on_msg(&mut self, m: Msg, st: &mut SimState, sim_of: &dyn Fn(Instant) -> Ns) {
@@ -467,6 +509,12 @@ impl Server {
             } => {
                 let Some(c) = st.conns.get_mut(&conn) else { return };
                 let entered = sim_of(arrived).max(self.device.q.now());
+                let model_write = req.kind == nbd::CMD_WRITE
+                    || (req.kind == nbd::CMD_WRITE_ZEROES && req.flags & nbd::CMD_FLAG_NO_HOLE != 0);
+                let prev = match self.log.as_mut() {
+                    Some(log) if model_write => log.before_write(&self.store, req.offset, req.len as u64),
+                    _ => None,
+                };
                 // The bytes change at entry; the model decides when the reply goes.
                 let effect = match req.kind {
                     nbd::CMD_WRITE => self.store.write(req.offset, &data),
@@ -531,6 +579,13 @@ impl Server {
                 c.outstanding += 1;
                 let parts = self.device.submit(entered, c.sq, op, offset, len, flags, id);
                 st.reqs.get_mut(id).parts = parts;
+                if let Some(log) = self.log.as_mut() {
+                    if model_write {
+                        log.wrote(req.offset, req.len as u64, prev, &self.device.submitted);
+                    } else if op == Ddir::Trim {
+                        log.trimmed(req.offset, req.len as u64);
+                    }
+                }
             }
         }
     }

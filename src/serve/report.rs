@@ -129,6 +129,8 @@ pub struct Summary {
     pub size: u64,
     /// The device block, filled at the end.
     pub device: Value,
+    /// What a power cut lost (`--power-cut-*`).
+    pub power_cut: Option<super::power::CutReport>,
 }
 
 impl Summary {
@@ -160,6 +162,7 @@ impl Summary {
             end_ns: 0,
             size: exports.first().map_or(0, |e| e.size),
             device: Value::Null,
+            power_cut: None,
         }
     }
 
@@ -242,7 +245,7 @@ impl Summary {
             })
             .collect();
         let l = &self.lag;
-        json!({
+        let mut v = json!({
             "nvmesim serve": {
                 "device": self.device_name,
                 "export_size": self.size,
@@ -265,7 +268,11 @@ impl Summary {
                 },
             },
             "nvmesim": {"device": self.device},
-        })
+        });
+        if let Some(r) = &self.power_cut {
+            v["nvmesim serve"]["power_cut"] = r.json();
+        }
+        v
     }
 
     /// The results as a short text summary.
@@ -337,6 +344,9 @@ impl Summary {
                     d["gc_runs"], d["gc_pages_copied"], d["erases"], wa, d["volatile_write_cache"], d["durability_waits"], d["padded_programs"]
                 );
             }
+        }
+        if let Some(r) = &self.power_cut {
+            s.push_str(&r.text());
         }
         s
     }

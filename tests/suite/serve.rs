@@ -3,7 +3,8 @@
 //! flight with replies out of order, hostile clients next to a good one),
 //! and, when installed, real clients: fio's nbd engine and qemu-io, plus a
 //! kill -9 of a server with a backing file, and an ext4 file system through
-//! nbdfuse + fuse2fs on a drive with a volatile write cache.
+//! nbdfuse + fuse2fs on a drive with a volatile write cache; and a power cut
+//! (SIGUSR1, `--power-cut-at`) with and without power-loss protection.
 
 use nvmesim::config;
 use nvmesim::serve::nbd;
@@ -922,4 +923,121 @@ fn a_full_memory_store_answers_enospc_and_the_none_store_keeps_no_data() {
         !out.status.success() && err.contains("--verify with --store none"),
         "{err}"
     );
+}
+
+/// The tiny drive's config with its write buffer volatile or protected, as a file.
+fn tiny_cache_file(volatile: bool) -> PathBuf {
+    let text = std::fs::read_to_string("tests/data/tiny-ssd.toml").unwrap().replace(
+        "capacity_bytes = 1048576",
+        &format!("capacity_bytes = 1048576\nvolatile = {volatile}"),
+    );
+    let p = temp(&format!("tiny-volatile-{volatile}.toml"));
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Old data flushed, then writes answered but not flushed (three pages: less
+/// than the tiny drive's program unit, so they stay in its buffer), then
+/// SIGUSR1: returns the server's exit status, its JSON results, the backing
+/// file, and whether the client's connection was closed.
+fn cut_after_unflushed_writes(volatile: bool) -> (Option<i32>, serde_json::Value, Vec<u8>, bool) {
+    let sock = temp(&format!("cut-{volatile}.sock"));
+    let img = temp(&format!("cut-{volatile}.img"));
+    let _ = std::fs::remove_file(&img);
+    let cfg = tiny_cache_file(volatile);
+    let store = format!("file:{}", img.display());
+    let child = serve(
+        &[
+            "--config",
+            cfg.to_str().unwrap(),
+            "--precondition",
+            "none",
+            "--store",
+            &store,
+            "--power-cut-on-sigusr1",
+        ],
+        &sock,
+        600.0,
+    );
+    let mut c = Client::connect(&sock, "");
+    assert_eq!(c.write(0, &[0xAA; 16384]), 0);
+    assert_eq!(c.simple(nbd::CMD_FLUSH, 0, 0, 0), 0);
+    assert_eq!(c.write(0, &[0x11; 4096]), 0);
+    assert_eq!(c.write(0, &[0x22; 4096]), 0);
+    assert_eq!(c.write(8192, &[0x33; 4096]), 0);
+    let st = Command::new("kill")
+        .args(["-USR1", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = child.wait_with_output().unwrap();
+    let closed = closed(&mut c.s);
+    let data = std::fs::read(&img).unwrap();
+    let _ = std::fs::remove_file(&img);
+    let _ = std::fs::remove_file(&cfg);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("power cut at"), "{stderr}");
+    (
+        out.status.code(),
+        serde_json::from_slice(&out.stdout).unwrap(),
+        data[..16384].to_vec(),
+        closed,
+    )
+}
+
+#[test]
+fn sigusr1_cuts_power_and_a_volatile_cache_loses_the_unflushed_writes() {
+    let (code, j, data, closed) = cut_after_unflushed_writes(true);
+    assert_eq!(code, Some(3), "the documented exit status after a cut");
+    assert!(closed, "the client's connection closes at the cut");
+    assert!(
+        data.iter().all(|&b| b == 0xAA),
+        "the flushed data reads back, the rest is undone"
+    );
+    let p = &j["nvmesim serve"]["power_cut"];
+    assert_eq!(p["volatile_write_cache"], true);
+    assert_eq!(p["lost_acknowledged_writes"], 3);
+    assert_eq!(p["lost_acknowledged_bytes"], 3 * 4096);
+    assert_eq!(p["lost_ranges_total"], 3);
+    assert_eq!(p["lost_ranges"][2]["offset"], 8192);
+}
+
+#[test]
+fn sigusr1_cuts_power_and_power_loss_protection_keeps_every_answered_write() {
+    let (code, j, data, closed) = cut_after_unflushed_writes(false);
+    assert_eq!(code, Some(3));
+    assert!(closed);
+    assert!(data[..4096].iter().all(|&b| b == 0x22));
+    assert!(data[4096..8192].iter().all(|&b| b == 0xAA));
+    assert!(data[8192..12288].iter().all(|&b| b == 0x33));
+    let p = &j["nvmesim serve"]["power_cut"];
+    assert_eq!(p["volatile_write_cache"], false);
+    assert_eq!(p["lost_acknowledged_writes"], 0);
+    assert_eq!(p["lost_ranges_total"], 0);
+}
+
+#[test]
+fn power_cut_at_stops_the_server_at_that_simulated_time() {
+    let sock = temp("cut-at.sock");
+    let child = serve(&["--device", "null", "--power-cut-at", "0.25"], &sock, 600.0);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["nvmesim serve"]["power_cut"]["at_s"], 0.25);
+    assert_eq!(j["nvmesim serve"]["simulated_s"], 0.25);
+    assert!(!sock.exists(), "the socket is removed on the way out");
+    let bad = Command::new(env!("CARGO_BIN_EXE_nvmesim"))
+        .args([
+            "serve",
+            "--device",
+            "null",
+            "--socket",
+            "/nonexistent/x",
+            "--power-cut-at",
+            "-1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--power-cut-at -1"));
 }

@@ -87,6 +87,13 @@ impl Ssd {
             .is_none_or(|(_, &last)| last < lo)
     }
 
+    /// Would the pages that arrived with numbers `[lo, hi)` outlive a power
+    /// cut now: in the buffer with power-loss protection, on NAND with a
+    /// volatile buffer.
+    pub fn data_durable(&self, lo: u64, hi: u64) -> bool {
+        !self.volatile_cache || self.is_durable(lo, hi)
+    }
+
     /// A Flush (`lo` = 0) or FUA write (its own pages) command `cmd` needs
     /// the pages that arrived with numbers `[lo, hi)` on NAND: true if they
     /// are already (or the cache is not volatile); otherwise the command
