@@ -344,6 +344,15 @@ impl Ranges {
     }
 }
 
+/// "write" or "writes", for `n` of them.
+fn writes(n: u64) -> &'static str {
+    if n == 1 {
+        "write"
+    } else {
+        "writes"
+    }
+}
+
 impl CutReport {
     /// Lines for stderr and the text report.
     pub fn text(&self) -> String {
@@ -351,7 +360,7 @@ impl CutReport {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "power cut at {:.6} s ({}): lost {} acknowledged writes ({} bytes) and {} writes in flight ({} bytes)",
+            "power cut at {:.6} s ({}): lost {} acknowledged {} ({} bytes) and {} {} in flight ({} bytes)",
             self.at_ns as f64 / 1e9,
             if self.volatile_cache {
                 "volatile write cache"
@@ -359,8 +368,10 @@ impl CutReport {
                 "write cache with power-loss protection"
             },
             self.lost_acked_writes,
+            writes(self.lost_acked_writes),
             self.lost_acked_bytes,
             self.lost_inflight_writes,
+            writes(self.lost_inflight_writes),
             self.lost_inflight_bytes
         );
         for &(o, l, acked) in &self.ranges {
