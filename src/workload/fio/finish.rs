@@ -94,7 +94,17 @@ impl Parser<'_> {
                 ));
             }
         }
-        let bs: [BsSplit; 3] = std::array::from_fn(|d| st.bssplit[d].clone().unwrap_or_else(|| vec![(st.bs[d], 100)]));
+        // fio's get_next_buflen draws from bssplit when it is set, else from
+        // the range min_bs..max_bs, which bsrange sets (init.c fixup_options
+        // takes bs only for a direction bsrange left unset).
+        let bs_range: [bool; 3] =
+            std::array::from_fn(|d| st.bssplit[d].is_none() && st.bsrange[d].is_some_and(|(lo, hi)| lo < hi));
+        let bs: [BsSplit; 3] = std::array::from_fn(|d| match (&st.bssplit[d], st.bsrange[d]) {
+            (Some(split), _) => split.clone(),
+            (None, Some((lo, hi))) if lo < hi => vec![(lo, 50), (hi, 50)],
+            (None, Some((lo, _))) => vec![(lo, 100)],
+            (None, None) => vec![(st.bs[d], 100)],
+        });
         let dirs = used_dirs(st.rw);
         let min_bs = dirs
             .iter()
@@ -135,7 +145,14 @@ impl Parser<'_> {
             let (set, prefix) = &st.logs[i];
             set.then(|| prefix.clone().unwrap_or_else(|| name.clone()))
         };
-        let norandommap = st.norandommap || st.random_distribution != RandomDistribution::Random;
+        // init.c fixup_options: a random job's blockalign other than a
+        // direction's minimum block size turns the random map off (fio logs
+        // "Any use of blockalign= turns off randommap"); a sequential job
+        // aligns to the minimum block size whatever blockalign says.
+        let blockalign: [u32; 3] = std::array::from_fn(|d| if st.rw.is_random() { st.ba[d] } else { 0 });
+        let min_of = |d: usize| bs[d].iter().map(|e| e.0).min().unwrap_or(4096);
+        let ba_off_map = (0..3).any(|d| blockalign[d] != 0 && blockalign[d] != min_of(d));
+        let norandommap = st.norandommap || st.random_distribution != RandomDistribution::Random || ba_off_map;
         // O_SYNC and fsync are modelled as Linux runs them on a block device
         // (block/fops.c). A regular file's are its file system's (a journal
         // commit, its own flushes), and nvmesim has no file system.
@@ -212,6 +229,8 @@ impl Parser<'_> {
             rw: st.rw,
             rwmixread: st.rwmixread,
             bs,
+            bs_range,
+            blockalign,
             iodepth,
             thread: st.thread,
             iodepth_batch_submit,

@@ -205,6 +205,12 @@ pub struct JobSpec {
     pub rwmixread: u32,
     /// Per direction [read, write, trim].
     pub bs: [BsSplit; 3],
+    /// `bsrange`, per direction: `bs` holds the range's two ends and each
+    /// I/O's size is drawn between them (fio's get_next_buflen).
+    pub bs_range: [bool; 3],
+    /// `blockalign` per direction (0: the direction's minimum block size);
+    /// only random jobs use it, as fio's fixup_options sets it.
+    pub blockalign: [u32; 3],
     pub iodepth: u32,
     /// `thread`: fio runs the job as a thread, not a process (the simulated
     /// job is the same either way; fio's normal output says "threads").

@@ -43,6 +43,10 @@ pub(super) struct State {
     pub(super) rwmixread: u32,
     pub(super) bs: [u32; 3],
     pub(super) bssplit: [Option<BsSplit>; 3],
+    /// `bsrange`: (min, max) per direction.
+    pub(super) bsrange: [Option<(u32, u32)>; 3],
+    /// `blockalign` per direction (0: the direction's minimum block size).
+    pub(super) ba: [u32; 3],
     pub(super) iodepth: u32,
     pub(super) thread: bool,
     pub(super) iodepth_batch: u32,
@@ -143,6 +147,8 @@ impl Default for State {
             rwmixread: 50,
             bs: [4096; 3],
             bssplit: [None, None, None],
+            bsrange: [None, None, None],
+            ba: [0; 3],
             iodepth: 1,
             thread: false,
             iodepth_batch: 1,
@@ -474,6 +480,36 @@ pub(super) fn bs(s: &mut State, a: &Arg) -> Result<(), String> {
     for (d, p) in dirs.iter().enumerate() {
         if let Some(p) = p {
             s.bs[d] = check_block_size(parse_bytes(p, a.kb)?, "block size")?;
+        }
+    }
+    Ok(())
+}
+
+/// options.c `bsrange` (parse.c FIO_OPT_RANGE): `MIN-MAX` (or `MIN:MAX`),
+/// per direction `read,write[,trim]`, a missing trim taking the write
+/// range; the two ends are swapped when written the wrong way round.
+pub(super) fn bsrange(s: &mut State, a: &Arg) -> Result<(), String> {
+    let dirs = split_dirs(need(a.v)?)?;
+    for (d, p) in dirs.iter().enumerate() {
+        if let Some(p) = p {
+            let Some((lo, hi)) = p.split_once('-').or_else(|| p.split_once(':')) else {
+                return Err(format!("'{p}' is not a range MIN-MAX"));
+            };
+            let lo = check_block_size(parse_bytes(lo.trim(), a.kb)?, "block size")?;
+            let hi = check_block_size(parse_bytes(hi.trim(), a.kb)?, "block size")?;
+            s.bsrange[d] = Some((lo.min(hi), lo.max(hi)));
+        }
+    }
+    Ok(())
+}
+
+/// options.c `ba`/`blockalign`: the alignment of random offsets, per
+/// direction (nvmesim: a multiple of 512 bytes, as its I/Os are sector-sized).
+pub(super) fn blockalign(s: &mut State, a: &Arg) -> Result<(), String> {
+    let dirs = split_dirs(need(a.v)?)?;
+    for (d, p) in dirs.iter().enumerate() {
+        if let Some(p) = p {
+            s.ba[d] = check_block_size(parse_bytes(p, a.kb)?, "alignment")?;
         }
     }
     Ok(())

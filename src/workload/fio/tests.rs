@@ -740,3 +740,36 @@ fn size_suffixes_match_by_their_first_letters_as_fio_reads_them() {
     assert_eq!(job("bs=1Mi\nsize=256Mi").size, Some(SizeSpec::Bytes(256 << 20)));
     assert_eq!(job("kb_base=1000\nsize=8Ki").size, Some(SizeSpec::Bytes(8000)));
 }
+
+#[test]
+fn bsrange_sets_both_ends_per_direction_and_wins_over_bs() {
+    let j = job("rw=randrw\nbs=64k\nbsrange=16k-4k,8k-32k");
+    // parse.c FIO_OPT_RANGE swaps reversed ends; trim takes the write range.
+    assert_eq!(j.bs[0], vec![(4096, 50), (16384, 50)]);
+    assert_eq!(j.bs[1], vec![(8192, 50), (32768, 50)]);
+    assert_eq!(j.bs[2], j.bs[1]);
+    assert_eq!(j.bs_range, [true; 3]);
+    let j = job("rw=randread\nbsrange=8k:8k");
+    assert_eq!((j.bs[0].clone(), j.bs_range[0]), (vec![(8192, 100)], false));
+    // bssplit is what fio's get_next_buflen draws from when both are set.
+    let j = job("rw=randread\nbsrange=4k-16k\nbssplit=8k/100");
+    assert_eq!((j.bs[0].clone(), j.bs_range[0]), (vec![(8192, 100)], false));
+    for bad in ["bsrange=4k", "bsrange=4k-1000", "bsrange=4k-16k,8k", "bsrange=a-4k"] {
+        let e = err(&format!("[j]\n{bad}\n"));
+        assert_eq!((e.line, e.option.as_deref()), (2, Some("bsrange")), "{bad}");
+    }
+}
+
+#[test]
+fn blockalign_is_per_direction_and_only_for_random_jobs() {
+    let j = job("rw=randrw\nba=1k,2k");
+    assert_eq!(j.blockalign, [1024, 2048, 2048]);
+    // init.c fixup_options: an alignment other than min_bs turns off the random map.
+    assert!(j.norandommap);
+    assert!(!job("rw=randread\nba=4k").norandommap);
+    let j = job("rw=read\nba=1k");
+    assert_eq!((j.blockalign, j.norandommap), ([0; 3], false));
+    let e = err("[j]\nrw=randread\nblockalign=100\n");
+    assert_eq!((e.line, e.option.as_deref()), (3, Some("blockalign")));
+    assert!(e.message.contains("multiple of 512"), "{e}");
+}

@@ -18,6 +18,8 @@ pub(super) struct SizeTable {
     pub(super) entries: Vec<(u32, u32)>,
     pub(super) total: u32,
     pub(super) min: u32,
+    /// `bsrange`: each size is drawn between `min` and the largest entry.
+    pub(super) range: bool,
 }
 
 impl SizeTable {
@@ -33,7 +35,23 @@ impl SizeTable {
             total = 100;
         }
         let min = entries.iter().map(|e| e.0).min().unwrap_or(4096);
-        SizeTable { entries, total, min }
+        SizeTable {
+            entries,
+            total,
+            min,
+            range: false,
+        }
+    }
+
+    /// A table whose two entries are the ends of a `bsrange`.
+    pub(super) fn new_range(split: &[(u32, u32)]) -> Self {
+        let t = Self::new(split);
+        let range = t.entries.len() > 1;
+        SizeTable { range, ..t }
+    }
+
+    pub(super) fn max(&self) -> u32 {
+        self.entries.iter().map(|e| e.0).max().unwrap_or(self.min)
     }
 
     pub(super) fn fixed(&self) -> Option<u32> {

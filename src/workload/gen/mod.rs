@@ -197,15 +197,29 @@ impl IoGenerator {
     pub fn with_files(spec: &JobSpec, clone_index: u32, regions: &[(u64, u64)], pass_len: u64, seed: u64) -> Self {
         let _ = clone_index;
         let (start, len) = regions[0];
-        let sizes: [SizeTable; 3] = std::array::from_fn(|d| SizeTable::new(&spec.bs[d]));
-        let align: [u64; 3] = std::array::from_fn(|d| u64::from(sizes[d].min));
+        let sizes: [SizeTable; 3] = std::array::from_fn(|d| match spec.bs_range[d] {
+            true => SizeTable::new_range(&spec.bs[d]),
+            false => SizeTable::new(&spec.bs[d]),
+        });
+        // io_u.c get_next_block: a random offset is a multiple of blockalign
+        // (init.c: the minimum block size unless a random job sets it).
+        let align: [u64; 3] = std::array::from_fn(|d| match spec.blockalign[d] {
+            0 => u64::from(sizes[d].min),
+            ba => u64::from(ba),
+        });
         let dirs = used_dirs(spec.rw);
         let max_len = dirs
             .iter()
             .flat_map(|&d| sizes[d].entries.iter().map(|e| u64::from(e.0)))
             .max()
             .unwrap_or(0);
-        let range_unit = dirs.iter().map(|&d| align[d]).min().unwrap_or(4096).max(1);
+        // filesetup.c __init_rand_distribution: ranges of the smallest block size.
+        let range_unit = dirs
+            .iter()
+            .map(|&d| u64::from(sizes[d].min))
+            .min()
+            .unwrap_or(4096)
+            .max(1);
         let mut rng_off = stream(seed, 3);
         let make_offsets = |len: u64, rng_off: &mut Xoshiro256PlusPlus| {
             let nranges = len.div_ceil(range_unit).max(1);
@@ -704,6 +718,14 @@ impl IoGenerator {
         let t = &self.sizes[d];
         if let Some(len) = t.fixed() {
             return len;
+        }
+        if t.range {
+            // io_u.c get_next_buflen: the minimum plus the maximum times a
+            // uniform draw in [0, 1), rounded down to a multiple of the
+            // minimum (bs_unaligned is refused), at most the maximum.
+            let (min, max) = (u64::from(t.min), u64::from(t.max()));
+            let len = min + (max as f64 * unit_f64(&mut self.rng_size)) as u64;
+            return (len - len % min).min(max) as u32;
         }
         let r = below(&mut self.rng_size, u64::from(t.total)) as u32;
         t.entries.iter().find(|e| r < e.1).map_or(t.min, |e| e.0)

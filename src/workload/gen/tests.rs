@@ -627,3 +627,58 @@ fn permutation_is_a_bijection() {
         assert_eq!(seen, (0..n).collect::<Vec<_>>());
     }
 }
+
+/// Shares of each I/O size, in percent.
+fn size_shares(ios: &[Io]) -> std::collections::BTreeMap<u32, f64> {
+    let mut m = std::collections::BTreeMap::new();
+    for io in ios {
+        *m.entry(io.len).or_insert(0.0) += 100.0 / ios.len() as f64;
+    }
+    m
+}
+
+#[test]
+fn bsrange_draws_sizes_as_fio_get_next_buflen() {
+    // min + max * u rounded down to min, capped at max. fio 3.33 with
+    // ioengine=null and write_iolog: 4k-16k gave 4k/8k/12k/16k about 25%
+    // each; 4k-10k gave 41% 4k, 39% 8k, 20% 10k (u >= 0.8 capped).
+    let s = spec("rw=randread\nbsrange=4k-16k\nnumber_ios=20000");
+    let ios = collect(&mut IoGenerator::new(&s, 0, (0, 64 * MIB), 1), 20_000);
+    let m = size_shares(&ios);
+    assert_eq!(m.keys().copied().collect::<Vec<_>>(), vec![4096, 8192, 12288, 16384]);
+    assert!(m.values().all(|p| (p - 25.0).abs() < 1.5), "{m:?}");
+    let s = spec("rw=randread\nbsrange=4k-10k\nnumber_ios=20000");
+    let ios = collect(&mut IoGenerator::new(&s, 0, (0, 64 * MIB), 1), 20_000);
+    let m = size_shares(&ios);
+    assert_eq!(m.keys().copied().collect::<Vec<_>>(), vec![4096, 8192, 10240]);
+    assert!((m[&4096] - 40.0).abs() < 1.5 && (m[&10240] - 20.0).abs() < 1.5, "{m:?}");
+    assert!(ios
+        .iter()
+        .all(|io| io.offset % 4096 == 0 && io.offset + u64::from(io.len) <= 64 * MIB));
+    // Per direction: reads 4k-8k, writes 16k-32k.
+    let s = spec("rw=randrw\nbsrange=4k-8k,16k-32k\nnumber_ios=4000");
+    for io in collect(&mut IoGenerator::new(&s, 0, (0, 64 * MIB), 1), 4000) {
+        let ok = match io.ddir {
+            Ddir::Read => (4096..=8192).contains(&io.len),
+            _ => (16384..=32768).contains(&io.len) && io.len % 16384 == 0,
+        };
+        assert!(ok, "{io:?}");
+    }
+}
+
+#[test]
+fn blockalign_moves_random_offsets_off_the_block_size() {
+    // fio 3.33, bsrange=4k-16k ba=1k: offsets mod 4k were 0, 1k, 2k, 3k about equally.
+    let s = spec("rw=randread\nbs=4k\nba=1k\nnumber_ios=8000");
+    let ios = collect(&mut IoGenerator::new(&s, 0, (0, 64 * MIB), 1), 8000);
+    assert!(ios
+        .iter()
+        .all(|io| io.offset % 1024 == 0 && io.offset + 4096 <= 64 * MIB));
+    let off4k = ios.iter().filter(|io| io.offset % 4096 != 0).count();
+    assert!((5400..6600).contains(&off4k), "{off4k} of 8000 not 4k-aligned");
+    // A sequential job aligns to its block size whatever blockalign says.
+    let s = spec("rw=read\nbs=4k\nba=1k\nnumber_ios=100");
+    assert!(collect(&mut IoGenerator::new(&s, 0, (0, 64 * MIB), 1), 100)
+        .iter()
+        .all(|io| io.offset % 4096 == 0));
+}
