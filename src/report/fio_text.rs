@@ -397,7 +397,7 @@ pub fn write_normal_header(out: &mut String, run: &RunReport) {
             _ => continue,
         }
         // io_ddir.h ddir_str: fio names the mode, not the spelling used.
-        let rw = match option(j, "rw").unwrap_or("read") {
+        let rw = match option(j, "rw").unwrap_or("read").split(':').next().unwrap_or("read") {
             "readwrite" => "rw",
             v => v,
         };

@@ -679,3 +679,16 @@ fn kb_base_1000_prints_decimal_units_first() {
         .collect();
     assert_eq!(groups, [true, false], "{out}");
 }
+
+/// The job line names the mode without rw's `:N` (fio 3.33 prints
+/// `rw=randread` for `rw=randread:8`, ddir_str of the mode).
+#[test]
+fn job_line_drops_the_rw_suffix() {
+    let job = "[j]\nfilename=/dev/nvme0n1\nioengine=libaio\nsize=16m\nrw=randread:8\nnumber_ios=64\n";
+    let out = run_job_files("rwn", &[("rwn.fio", job)], &["--output-format=normal"]);
+    assert_eq!(
+        out.lines().next().unwrap(),
+        header("j", 0, "randread", "4096B", "libaio", 1),
+        "{out}"
+    );
+}

@@ -218,7 +218,9 @@ impl FioOption {
 
 use Kind::*;
 
-const RW: Kind = Other("read, write, trim, randread, randwrite, randtrim, rw, readwrite, randrw, trimwrite");
+const RW: Kind = Other(
+    "read, write, trim, randread, randwrite, randtrim, rw, readwrite, randrw, trimwrite, each with an optional :N",
+);
 const CLOCKS: &[&str] = &["gettimeofday", "clock_gettime", "cpu"];
 const MEMS: &[&str] = &[
     "malloc",
@@ -245,7 +247,7 @@ pub(super) const OPTIONS: &[FioOption] = &[
     x("lockfile", "", EnumArg(&["none", "exclusive", "readwrite"]), "none", "lock files around each I/O").prio(1),
     x("opendir", "", Str, "", "use every file below a directory"),
     m("rw", "readwrite", RW, "read", "I/O pattern: direction and sequential or random", Set::Custom(set::rw)),
-    x("rw_sequencer", "", Enum(&["sequential", "identical"]), "sequential", "how the offsets of rw=...:N advance"),
+    m("rw_sequencer", "", Enum(&["sequential", "identical"]), "sequential", "how the offsets of rw=...:N advance", Set::Str(|s, v| s.rw_seq_identical = v == "identical")),
     m("ioengine", "", Other("libaio, io_uring, psync, sync, pvsync2 or null"), "psync", "how I/O is submitted", Set::Custom(set::ioengine)),
     m("iodepth", "", Int(1, U32), "1", "I/Os kept in flight (1 on the synchronous engines)", Set::Int(|s, v, _| s.iodepth = v as u32)),
     m("iodepth_batch", "iodepth_batch_submit", Int(0, U32), "1", "I/Os submitted at once (0: the depth)", Set::Int(|s, v, _| s.iodepth_batch = v as u32)),
@@ -275,7 +277,7 @@ pub(super) const OPTIONS: &[FioOption] = &[
     q("softrandommap", "", Bool, "0", "go on without a random map if it cannot be allocated", "only matters when fio cannot allocate its random map; nvmesim needs none"),
     q("random_generator", "", EnumArg(&["tausworthe", "lfsr", "tausworthe64"]), "tausworthe", "which random generator fio uses", "which PRNG fio uses; nvmesim uses its own generators"),
     m("random_distribution", "", Other("random, zipf[:theta] or pareto[:h]"), "random", "how random offsets are spread", Set::Custom(set::random_distribution)),
-    x("percentage_random", "", IntDirs(0, 100), "100", "the random share of the I/Os, per direction"),
+    m("percentage_random", "", IntDirs(0, 100), "100", "the random share of a random job's offsets, per direction", Set::Custom(set::percentage_random)),
     x("percentage_sequential", "", IntDirs(0, 100), "0", "the sequential share of the I/Os, per direction"),
     q("allrandrepeat", "", Bool, "0", "same sequence for every random generator", OWN_RNG),
     m("nrfiles", "nr_files", Int(1, U32), "1", "files per job clone, laid out one after another", Set::Int(|s, v, at| s.nrfiles = (v as u32, at))),

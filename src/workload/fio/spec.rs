@@ -201,8 +201,19 @@ pub struct JobSpec {
     pub description: Option<String>,
 
     pub rw: RwMode,
-    /// Sequential/random stride suffix of `rw=randread:8` etc. is not supported (error).
     pub rwmixread: u32,
+    /// The `:N` of a random `rw=` (fio's ddir_seq_nr): one I/O in N takes a
+    /// new random offset, the others follow `rw_sequencer` (1: every I/O).
+    pub rw_seq_nr: u32,
+    /// The `:N` of a sequential `rw=` (fio's ddir_seq_add): bytes skipped
+    /// after each I/O, negative to go backwards (0: none).
+    pub rw_seq_add: i64,
+    /// `rw_sequencer=identical`: the I/Os between random offsets repeat the
+    /// last offset (else they go on sequentially from the last I/O).
+    pub rw_seq_identical: bool,
+    /// `percentage_random` per direction: of a random job's I/Os that take
+    /// a new offset, this percent are random, the rest sequential.
+    pub percentage_random: [u32; 3],
     /// Per direction [read, write, trim].
     pub bs: [BsSplit; 3],
     /// `bsrange`, per direction: `bs` holds the range's two ends and each

@@ -47,6 +47,13 @@ pub(super) struct State {
     pub(super) bsrange: [Option<(u32, u32)>; 3],
     /// `blockalign` per direction (0: the direction's minimum block size).
     pub(super) ba: [u32; 3],
+    /// The `:N` of `rw=`: I/Os per random offset, bytes skipped sequentially.
+    pub(super) rw_seq_nr: u32,
+    pub(super) rw_seq_add: i64,
+    /// `rw_sequencer=identical`.
+    pub(super) rw_seq_identical: bool,
+    /// `percentage_random` per direction.
+    pub(super) perc_rand: [u64; 3],
     pub(super) iodepth: u32,
     pub(super) thread: bool,
     pub(super) iodepth_batch: u32,
@@ -149,6 +156,10 @@ impl Default for State {
             bssplit: [None, None, None],
             bsrange: [None, None, None],
             ba: [0; 3],
+            rw_seq_nr: 1,
+            rw_seq_add: 0,
+            rw_seq_identical: false,
+            perc_rand: [100; 3],
             iodepth: 1,
             thread: false,
             iodepth_batch: 1,
@@ -298,10 +309,26 @@ pub(super) fn rw(s: &mut State, a: &Arg) -> Result<(), String> {
                 RW_VALUES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
             ),
         })?;
-    if post.is_some() {
-        return Err(format!(
-            "the ':N' stride/sequence suffix of '{v}' is not supported by nvmesim"
-        ));
+    // options.c str_rw_cb: a random pattern's suffix is how many I/Os
+    // share one random offset (ddir_seq_nr), a sequential one's the bytes
+    // skipped (or, negative, gone back) after each I/O (ddir_seq_add).
+    s.rw_seq_nr = 1;
+    s.rw_seq_add = 0;
+    if let Some(p) = post {
+        let p = p.trim();
+        if mode.is_random() {
+            // fio reads it with atoi (a typo is 0, no random offset at all).
+            s.rw_seq_nr = p
+                .parse::<u32>()
+                .map_err(|_| format!("the ':N' of '{v}' is not a count of I/Os (0..{})", u32::MAX))?;
+        } else {
+            let (neg, mag) = match p.strip_prefix('-') {
+                Some(m) => (true, m),
+                None => (false, p),
+            };
+            let b = i64::try_from(parse_bytes(mag, a.kb)?).map_err(|_| format!("the ':N' of '{v}' is too large"))?;
+            s.rw_seq_add = if neg { -b } else { b };
+        }
     }
     s.rw = mode;
     Ok(())
@@ -585,6 +612,10 @@ fn int_dirs(a: &Arg, hi: u64, out: &mut [u64; 3]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+pub(super) fn percentage_random(s: &mut State, a: &Arg) -> Result<(), String> {
+    int_dirs(a, 100, &mut s.perc_rand)
 }
 
 pub(super) fn rate_iops(s: &mut State, a: &Arg) -> Result<(), String> {

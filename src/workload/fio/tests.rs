@@ -773,3 +773,25 @@ fn blockalign_is_per_direction_and_only_for_random_jobs() {
     assert_eq!((e.line, e.option.as_deref()), (3, Some("blockalign")));
     assert!(e.message.contains("multiple of 512"), "{e}");
 }
+
+#[test]
+fn rw_suffix_is_a_count_for_random_and_bytes_for_sequential() {
+    let j = job("rw=randread:8");
+    assert_eq!((j.rw_seq_nr, j.rw_seq_add), (8, 0));
+    let j = job("rw=write:-8k");
+    assert_eq!((j.rw_seq_nr, j.rw_seq_add), (1, -8192));
+    // A later rw= without a suffix resets it, as str_rw_cb does.
+    let j = job("rw=read:4k\nrw=read");
+    assert_eq!(j.rw_seq_add, 0);
+    assert!(job("rw=randread:2\nrw_sequencer=identical").rw_seq_identical);
+    assert_eq!(job("percentage_random=10,20").percentage_random, [10, 20, 20]);
+    for (bad, opt) in [
+        ("rw=randread:x", "rw"),
+        ("rw=read:4q", "rw"),
+        ("rw_sequencer=same", "rw_sequencer"),
+        ("percentage_random=101", "percentage_random"),
+    ] {
+        let e = err(&format!("[j]\n{bad}\n"));
+        assert_eq!((e.line, e.option.as_deref()), (2, Some(opt)), "{bad}");
+    }
+}

@@ -58,8 +58,11 @@ pub struct IoGenerator {
     /// Granule zipf/pareto ranks are spread over (fio: min of read/write min_bs).
     range_unit: u64,
     offsets: Offsets,
-    /// Next sequential position per direction, relative to `start`.
+    /// Next sequential position per direction, relative to `start` (a
+    /// random job's: the end of its last I/O, fio's last_pos).
     seq_next: [u64; 3],
+    /// `rw=...:N`, `rw_sequencer` and `percentage_random`.
+    seq: SeqMix,
     prio: IoPrio,
     cmdprio_percentage: [u32; 2],
     cmdprio: [IoPrio; 2],
@@ -103,6 +106,37 @@ pub struct IoGenerator {
     /// next. `start`, `len`, `offsets` and `seq_next` above are the current
     /// file's.
     files: Option<Files>,
+}
+
+/// How a job's offsets mix random and sequential (fio 3.33 io_u.c
+/// get_next_offset, get_next_block, should_do_random, get_next_seq_offset).
+#[derive(Debug, Clone)]
+struct SeqMix {
+    /// A random job's `:N` (fio's ddir_seq_nr): one I/O in N takes a new
+    /// offset (random, or sequential by `percentage_random`); 0: none does.
+    nr: u32,
+    /// I/Os until the next new offset (fio's td->ddir_seq_nr, from 1, one
+    /// count for all directions).
+    count: u32,
+    /// The I/Os between repeat the last offset (`rw_sequencer=identical`).
+    identical: bool,
+    /// A sequential job's `:N` (fio's ddir_seq_add).
+    add: i64,
+    perc_rand: [u32; 3],
+    /// One stream per direction for `percentage_random` (fio's
+    /// seq_rand_state), only when a share is below 100.
+    rng: Option<[Xoshiro256PlusPlus; 3]>,
+    /// Where the last I/O of each direction began, relative to the file start.
+    last_start: [Option<u64>; 3],
+    time_based: bool,
+}
+
+impl SeqMix {
+    /// Whether a random job's offsets are all random (the generator's
+    /// draws are then exactly those of a job without these options).
+    fn all_random(&self) -> bool {
+        self.nr == 1 && self.rng.is_none()
+    }
 }
 
 /// One file's offset state while another file is current.
@@ -314,6 +348,18 @@ impl IoGenerator {
             range_unit,
             offsets,
             seq_next: [0; 3],
+            seq: SeqMix {
+                nr: spec.rw_seq_nr,
+                count: 1,
+                identical: spec.rw_seq_identical,
+                add: spec.rw_seq_add,
+                perc_rand: spec.percentage_random,
+                // Streams of their own, drawn only when a share is below 100.
+                rng: (spec.rw.is_random() && spec.percentage_random.iter().any(|&p| p < 100))
+                    .then(|| std::array::from_fn(|d| stream(seed, 0x7365_7172_0000 + d as u64))),
+                last_start: [None; 3],
+                time_based: spec.time_based,
+            },
             prio: spec.prio,
             cmdprio_percentage: spec.cmdprio_percentage,
             cmdprio: spec.cmdprio,
@@ -731,18 +777,84 @@ impl IoGenerator {
         t.entries.iter().find(|e| r < e.1).map_or(t.min, |e| e.0)
     }
 
-    /// Byte offset relative to the region start; the I/O always fits.
+    /// Byte offset relative to the region start; the I/O always fits. A
+    /// random job with `rw=...:N` or `percentage_random` takes a random
+    /// offset only where fio's get_next_block does: on one I/O in N (the
+    /// first included), and then `percentage_random` percent of the time;
+    /// the others go on from the end of the direction's last I/O (a random
+    /// offset where that would not fit, time_based starting over instead),
+    /// or with `rw_sequencer=identical` repeat its last offset.
     fn pick_offset(&mut self, d: usize, len: u64) -> u64 {
+        if !self.rw.is_random() || self.seq.all_random() {
+            return self.next_offset(d, len);
+        }
+        let s = &mut self.seq;
+        let hit = s.nr > 0 && {
+            s.count -= 1;
+            if s.count == 0 {
+                s.count = s.nr;
+            }
+            s.count == s.nr
+        };
+        let seq_pos = |g: &Self| {
+            let pos = g.seq_next[d];
+            if pos + len <= g.len {
+                Some(pos)
+            } else {
+                // get_next_seq_offset starts a time_based single file over.
+                (g.seq.time_based && g.files.is_none()).then_some(0)
+            }
+        };
+        let off = if hit {
+            // should_do_random: rand_between(1, 100) <= percentage.
+            let random = match &mut s.rng {
+                Some(r) if s.perc_rand[d] < 100 => below(&mut r[d], 100) < u64::from(s.perc_rand[d]),
+                _ => true,
+            };
+            match random {
+                true => None,
+                false => seq_pos(self),
+            }
+        } else if s.identical {
+            Some(s.last_start[d].unwrap_or(0).min(self.len - len))
+        } else {
+            seq_pos(self)
+        };
+        let off = off.unwrap_or_else(|| self.next_offset(d, len));
+        self.seq_next[d] = off + len;
+        self.seq.last_start[d] = Some(off);
+        off
+    }
+
+    /// The offset of the job's pattern: sequential (with `rw=...:N` holes)
+    /// or the random distribution's.
+    fn next_offset(&mut self, d: usize, len: u64) -> u64 {
         let unit = self.align[d];
         let last_fit = (self.len - len) / unit * unit;
         match &mut self.offsets {
             Offsets::Sequential => {
-                if self.seq_next[d] + len > self.len {
-                    self.seq_next[d] = 0;
+                let mut pos = self.seq_next[d];
+                let add = self.seq.add;
+                if add != 0 && pos != 0 {
+                    // get_next_seq_offset: skip `add` bytes after the last
+                    // I/O; past the end start over at the beginning, or,
+                    // going backwards, `add` before the end.
+                    let p = i128::from(pos) + i128::from(add);
+                    pos = if p < 0 || p >= i128::from(self.len) {
+                        if add > 0 {
+                            0
+                        } else {
+                            (i128::from(self.len) + i128::from(add)).max(0) as u64
+                        }
+                    } else {
+                        p as u64
+                    };
                 }
-                let off = self.seq_next[d];
-                self.seq_next[d] += len;
-                off
+                if pos + len > self.len {
+                    pos = 0;
+                }
+                self.seq_next[d] = pos + len;
+                pos
             }
             Offsets::Uniform => below(&mut self.rng_off, last_fit / unit + 1) * unit,
             Offsets::Permuted(p) => p.next_block(&mut self.rng_off) * len,

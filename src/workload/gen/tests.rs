@@ -682,3 +682,80 @@ fn blockalign_moves_random_offsets_off_the_block_size() {
         .iter()
         .all(|io| io.offset % 4096 == 0));
 }
+
+fn offsets_k(text: &str, region: u64, n: usize) -> Vec<u64> {
+    let s = spec(text);
+    collect(&mut IoGenerator::new(&s, 0, (0, region), 1), n)
+        .iter()
+        .map(|io| io.offset / 1024)
+        .collect()
+}
+
+#[test]
+fn sequential_rw_suffix_skips_holes_as_fio() {
+    // fio 3.33, ioengine=null, write_iolog, a 64k file, bs=4k.
+    assert_eq!(
+        offsets_k("rw=write:4k\nbs=4k", 64 * 1024, 100),
+        [0, 8, 16, 24, 32, 40, 48, 56, 0, 8, 16, 24, 32, 40, 48, 56]
+    );
+    assert_eq!(
+        offsets_k("rw=read:-8k\nbs=4k", 64 * 1024, 100),
+        [0, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0]
+    );
+    // Without a suffix: one after another.
+    assert_eq!(offsets_k("rw=read\nbs=4k", 16 * 1024, 100), [0, 4, 8, 12]);
+}
+
+#[test]
+fn random_rw_suffix_keeps_one_random_offset_for_n_ios() {
+    let ios = offsets_k("rw=randread:4\nrw_sequencer=identical\nbs=4k", 64 * MIB, 4000);
+    // fio 3.33 (randread:4, identical): 0 0 0 0 44 44 44 44 52 52 52 52 ...
+    assert!(ios.chunks(4).all(|c| c.iter().all(|&o| o == c[0])), "{:?}", &ios[..16]);
+    assert!(ios.chunks(4).zip(ios.chunks(4).skip(1)).any(|(a, b)| a[0] != b[0]));
+    // sequential (fio: 0 4 8 12 44 48 52 56 ...): the rest follow the first.
+    let ios = offsets_k("rw=randread:4\nbs=4k", 64 * MIB, 4000);
+    assert!(
+        ios.chunks(4).all(|c| c.windows(2).all(|w| w[1] == w[0] + 4)),
+        "{:?}",
+        &ios[..16]
+    );
+    let starts: std::collections::HashSet<u64> = ios.chunks(4).map(|c| c[0]).collect();
+    assert!(starts.len() > 900, "the first of each four is random");
+    // The plain random job's offsets are unchanged by rw=randread:1.
+    assert_eq!(
+        offsets_k("rw=randread:1\nbs=4k", 64 * MIB, 500),
+        offsets_k("rw=randread\nbs=4k", 64 * MIB, 500)
+    );
+}
+
+#[test]
+fn percentage_random_mixes_sequential_offsets_in() {
+    // Share of I/Os starting where the one before ended; fio 3.33 gave
+    // 1.0, 0.69 and 0 for percentage_random=0, 30, 100, and 0.94 for
+    // randread:8 with percentage_random=50 (7/8 + 1/8 * 50%).
+    let seq_share = |text: &str| {
+        let s = spec(text);
+        let ios = collect(&mut IoGenerator::new(&s, 0, (0, 64 * MIB), 1), 4000);
+        let n = ios
+            .windows(2)
+            .filter(|w| w[1].offset == w[0].offset + u64::from(w[0].len))
+            .count();
+        n as f64 / 3999.0
+    };
+    assert_eq!(seq_share("rw=randread\npercentage_random=0"), 1.0);
+    assert!((seq_share("rw=randread\npercentage_random=30") - 0.70).abs() < 0.03);
+    assert!(seq_share("rw=randread") < 0.01);
+    assert!((seq_share("rw=randread:8\npercentage_random=50") - 0.9375).abs() < 0.02);
+    // Per direction: reads all sequential, writes all random.
+    let s = spec("rw=randrw\npercentage_random=0,100");
+    let ios = collect(&mut IoGenerator::new(&s, 0, (0, 64 * MIB), 1), 2000);
+    let reads: Vec<u64> = ios
+        .iter()
+        .filter(|io| io.ddir == Ddir::Read)
+        .map(|io| io.offset)
+        .collect();
+    assert!(reads.windows(2).all(|w| w[1] == w[0] + 4096));
+    // Directions and sizes are drawn as without it.
+    let plain = collect(&mut IoGenerator::new(&spec("rw=randrw"), 0, (0, 64 * MIB), 1), 2000);
+    assert!(ios.iter().zip(&plain).all(|(a, b)| a.ddir == b.ddir && a.len == b.len));
+}
