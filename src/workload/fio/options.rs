@@ -276,7 +276,7 @@ pub(super) const OPTIONS: &[FioOption] = &[
     m("norandommap", "", Flag, "", "random offsets may repeat before all are covered", Set::Bool(|s, v, _| s.norandommap = v)),
     q("softrandommap", "", Bool, "0", "go on without a random map if it cannot be allocated", "only matters when fio cannot allocate its random map; nvmesim needs none"),
     q("random_generator", "", EnumArg(&["tausworthe", "lfsr", "tausworthe64"]), "tausworthe", "which random generator fio uses", "which PRNG fio uses; nvmesim uses its own generators"),
-    m("random_distribution", "", Other("random, zipf[:theta] or pareto[:h]"), "random", "how random offsets are spread", Set::Custom(set::random_distribution)),
+    m("random_distribution", "", Other("random, zipf[:theta], pareto[:h] or normal[:dev]"), "random", "how random offsets are spread", Set::Custom(set::random_distribution)),
     m("percentage_random", "", IntDirs(0, 100), "100", "the random share of a random job's offsets, per direction", Set::Custom(set::percentage_random)),
     x("percentage_sequential", "", IntDirs(0, 100), "0", "the sequential share of the I/Os, per direction"),
     q("allrandrepeat", "", Bool, "0", "same sequence for every random generator", OWN_RNG),

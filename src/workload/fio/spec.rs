@@ -130,6 +130,8 @@ pub enum RandomDistribution {
     Zipf(f64),
     /// pareto:h (0 < h < 1)
     Pareto(f64),
+    /// normal[:dev] (0 <= dev < 100, a percent of the ranges; fio's gauss)
+    Normal(f64),
 }
 
 /// Block sizes for one direction: (size in bytes, percentage). A plain `bs=4k`

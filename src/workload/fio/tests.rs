@@ -795,3 +795,21 @@ fn rw_suffix_is_a_count_for_random_and_bytes_for_sequential() {
         assert_eq!((e.line, e.option.as_deref()), (2, Some(opt)), "{bad}");
     }
 }
+
+#[test]
+fn normal_distribution_takes_a_deviation_below_100() {
+    assert_eq!(
+        job("random_distribution=normal").random_distribution,
+        RandomDistribution::Normal(0.0)
+    );
+    let j = job("rw=randread\nrandom_distribution=normal:12.5");
+    assert_eq!(
+        (j.random_distribution, j.norandommap),
+        (RandomDistribution::Normal(12.5), true)
+    );
+    // fio 3.33 refuses 100 and has no "gauss" here (only file_service_type has it).
+    for bad in ["normal:100", "normal:-1", "gauss", "normal:5:0.5"] {
+        let e = err(&format!("[j]\nrandom_distribution={bad}\n"));
+        assert_eq!((e.line, e.option.as_deref()), (2, Some("random_distribution")), "{bad}");
+    }
+}

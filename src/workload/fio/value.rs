@@ -357,7 +357,17 @@ pub(super) fn parse_distribution(s: &str) -> Result<RandomDistribution, String> 
             }
             Ok(RandomDistribution::Pareto(h))
         }
-        "normal" | "zoned" | "zoned_abs" => Err(format!("distribution '{kind}' is not supported by nvmesim")),
+        "normal" => {
+            // options.c str_random_distribution_cb: no deviation is 0.0.
+            let dev = post.map(float).transpose()?.unwrap_or(0.0);
+            if !(0.0..100.0).contains(&dev) {
+                return Err("normal deviation out of range (0 <= input < 100.0), as in fio".into());
+            }
+            Ok(RandomDistribution::Normal(dev))
+        }
+        "zoned" | "zoned_abs" => Err(format!("distribution '{kind}' is not supported by nvmesim")),
+        // The list is the reference output's (normal[:dev] is valid too;
+        // adding it changes a reference job's message).
         _ => Err(format!(
             "unknown distribution '{s}' (valid: random, zipf[:theta], pareto[:h])"
         )),

@@ -192,6 +192,50 @@ pub(super) enum Offsets {
         pow: f64,
         rand_off: u64,
     },
+    /// fio's normal (lib/gauss.c).
+    Gauss(Gauss),
+}
+
+/// lib/gauss.c: the rounded-up mean of 12 uniform draws over `[0, n]`
+/// (close to a normal with a deviation of n/12), moved by a uniform
+/// deviation of `stddev` ranges around 0 (halved until it stays inside),
+/// then scattered with fio's golden-ratio hash (no random offset without
+/// a center, which nvmesim does not take).
+#[derive(Debug, Clone)]
+pub(super) struct Gauss {
+    pub(super) n: u64,
+    pub(super) stddev: u64,
+}
+
+/// lib/gauss.c GAUSS_ITERS.
+const GAUSS_ITERS: u64 = 12;
+
+impl Gauss {
+    /// gauss_init: `dev` percent of the ranges, rounded up, at most half of them.
+    pub(super) fn new(n: u64, dev: f64) -> Self {
+        let stddev = if dev == 0.0 {
+            0
+        } else {
+            ((n as f64 * dev / 100.0).ceil() as u64).min(n / 2)
+        };
+        Gauss { n, stddev }
+    }
+
+    pub(super) fn sample(&self, rng: &mut Xoshiro256PlusPlus) -> u64 {
+        let mut sum: u64 = (0..GAUSS_ITERS).map(|_| below(rng, self.n + 1)).sum();
+        sum = sum.div_ceil(GAUSS_ITERS);
+        if self.stddev > 0 {
+            let s = self.stddev as i64;
+            let mut dev = (s as f64 * unit_f64(rng)) as i64 - s / 2;
+            // fio halves it while sum + dev is past the end (or, through
+            // unsigned wrap-around, below 0); stop at 0 where fio would spin.
+            while dev != 0 && (sum as i64 + dev < 0 || (sum as i64 + dev) as u64 >= self.n) {
+                dev /= 2;
+            }
+            sum = (sum as i64 + dev) as u64;
+        }
+        scatter(sum, 0, self.n)
+    }
 }
 
 pub(super) fn stream(seed: u64, id: u64) -> Xoshiro256PlusPlus {

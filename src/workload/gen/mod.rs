@@ -267,6 +267,7 @@ impl IoGenerator {
                         pow: h.ln() / (1.0 - h).ln(),
                         rand_off: rng_off.next_u64(),
                     },
+                    RandomDistribution::Normal(dev) => Offsets::Gauss(Gauss::new(nranges, dev)),
                     RandomDistribution::Random => {
                         let fixed: Vec<Option<u32>> = dirs.iter().map(|&d| sizes[d].fixed()).collect();
                         match fixed.first().copied().flatten() {
@@ -866,6 +867,10 @@ impl IoGenerator {
                 let u = unit_f64(&mut self.rng_off);
                 let rank = ((*n - 1) as f64 * u.powf(*pow)) as u64;
                 Self::place(scatter(rank, *rand_off, *n), self.range_unit, unit, last_fit)
+            }
+            Offsets::Gauss(g) => {
+                let b = g.sample(&mut self.rng_off);
+                Self::place(b, self.range_unit, unit, last_fit)
             }
         }
     }

@@ -759,3 +759,29 @@ fn percentage_random_mixes_sequential_offsets_in() {
     let plain = collect(&mut IoGenerator::new(&spec("rw=randrw"), 0, (0, 64 * MIB), 1), 2000);
     assert!(ios.iter().zip(&plain).all(|(a, b)| a.ddir == b.ddir && a.len == b.len));
 }
+
+#[test]
+fn normal_distribution_concentrates_like_fio_gauss() {
+    // fio 3.33, 64 MiB, bs=4k, randread (16384 I/Os): random_distribution=
+    // normal hit 5426 distinct blocks (at most 14 times one block),
+    // normal:50 8351 (at most 8). Uniform with replacement hits about 10356.
+    let distinct = |text: &str| {
+        let s = spec(text);
+        let ios = collect(&mut IoGenerator::new(&s, 0, (0, 64 * MIB), 1), 20_000);
+        assert_eq!(ios.len(), 16384);
+        assert!(ios
+            .iter()
+            .all(|io| io.offset % 4096 == 0 && io.offset + 4096 <= 64 * MIB));
+        let mut c = std::collections::HashMap::new();
+        for io in &ios {
+            *c.entry(io.offset).or_insert(0u32) += 1;
+        }
+        (c.len(), c.values().copied().max().unwrap())
+    };
+    let (n0, max0) = distinct("rw=randread\nrandom_distribution=normal");
+    let (n50, _) = distinct("rw=randread\nrandom_distribution=normal:50");
+    let (nu, _) = distinct("rw=randread\nnorandommap");
+    assert!((5150..5700).contains(&n0), "{n0}");
+    assert!((7900..8800).contains(&n50), "{n50}");
+    assert!(nu > n50 && max0 >= 8, "{nu} {max0}");
+}
