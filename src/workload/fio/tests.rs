@@ -178,7 +178,7 @@ fn lists_and_enums() {
     );
     assert!(err("[j]\nrandom_distribution=zipf:1\n").message.contains("1.0"));
     assert!(err("[j]\nrandom_distribution=pareto:1.5\n").message.contains("pareto"));
-    assert!(err("[j]\nrandom_distribution=normal\n")
+    assert!(err("[j]\nrandom_distribution=zoned\n")
         .message
         .contains("not supported by nvmesim"));
     assert!(err("[j]\nrandom_distribution=zipf:1.2:0.5\n")
@@ -191,7 +191,7 @@ fn lists_and_enums() {
     assert!(!job("verify=0").verify);
     assert!(err("[j]\nverify=none\n").message.contains("use 0"));
     assert_eq!(job("readwrite=randrw\nrwmixwrite=30").rwmixread, 70);
-    assert!(err("[j]\nrw=randread:8\n").message.contains("not supported"));
+    assert!(err("[j]\nrw=randtrimwrite\n").message.contains("not supported"));
     assert!(err("[j]\nioengine=mmap\n").message.contains("not supported by nvmesim"));
     assert!(err("[j]\nioengine=foo\n").message.contains("unknown ioengine"));
 }
