@@ -202,6 +202,9 @@ pub struct Thread {
     pub(super) placement: Placement,
     pub(super) gen: IoGenerator,
     pub stats: JobStats,
+    /// Where each of the clone's files starts in the namespace, ascending
+    /// (one for a single file): an I/O's file offset for `log_offset`.
+    file_starts: Vec<u64>,
     pub(super) depth: u32,
     pub(super) sync: bool,
     /// The CPU whose `iowaiters` counts this thread while it sleeps in I/O
@@ -381,8 +384,17 @@ impl Thread {
         self.last_was_sync = false;
         self.ios_completed += 1;
         self.bytes_completed += u64::from(req.io.len);
-        self.stats
-            .record_io(req.io.ddir, req.io.len, req.issue_ns, req.submit_ns, cur, req.app_prio);
+        let i = self.file_starts.partition_point(|&s| s <= req.io.offset).max(1) - 1;
+        let offset = req.io.offset.saturating_sub(self.file_starts[i]);
+        self.stats.record_io_at(
+            req.io.ddir,
+            req.io.len,
+            offset,
+            req.issue_ns,
+            req.submit_ns,
+            cur,
+            req.app_prio,
+        );
         // backend.c do_io: check_min_rate after each reap, outside ramp_time.
         if let Some(mr) = &mut self.min_rate {
             if cur >= self.ramp_end_ns && self.failure.is_none() {
@@ -577,6 +589,12 @@ impl Thread {
         let (regions, pass_len) = crate::workload::gen::clone_regions(spec, clone, file.1)?;
         let regions: Vec<(u64, u64)> = regions.iter().map(|&(start, len)| (file.0 + start, len)).collect();
         let region = regions[0];
+        // Several files each start where their region does; a single file at its extent.
+        let mut file_starts: Vec<u64> = match regions.len() {
+            1 => vec![file.0],
+            _ => regions.iter().map(|r| r.0).collect(),
+        };
+        file_starts.sort_unstable();
         let gen_seed = crate::sim::stream_seed(seed, &format!("job:{}", spec.name), (ji as u64) << 20 | clone as u64);
         let gen = match traces.get(&ji) {
             Some(recs) => {
@@ -657,6 +675,7 @@ impl Thread {
             iops_log: spec.write_iops_log.clone(),
             log_avg_msec: spec.log_avg_msec,
             log_index: clone + 1,
+            log_offset: spec.log_offset,
         });
         Ok(Thread {
             job: ji,
@@ -666,6 +685,7 @@ impl Thread {
             placement,
             gen,
             stats,
+            file_starts,
             depth,
             sync,
             iowait_cpu: u32::MAX,

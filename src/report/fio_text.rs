@@ -738,6 +738,7 @@ mod tests {
             iops_log: None,
             log_avg_msec: 0,
             log_index: 1,
+            log_offset: false,
         }
     }
 

@@ -10,9 +10,9 @@ use crate::stats::{JobStats, LogRows};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-fn write_rows(path: &Path, rows: &LogRows) -> std::io::Result<()> {
+fn write_rows(path: &Path, rows: &LogRows, offset: bool) -> std::io::Result<()> {
     let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
-    rows.write_to(&mut f)?;
+    rows.write_rows(&mut f, offset)?;
     f.flush()
 }
 
@@ -23,18 +23,18 @@ pub fn write_logs(dir: &Path, s: &JobStats) -> std::io::Result<Vec<PathBuf>> {
     if let Some(p) = &s.cfg.lat_log {
         for (kind, rows) in [("lat", &s.lat_rows), ("clat", &s.clat_rows), ("slat", &s.slat_rows)] {
             let path = dir.join(format!("{p}_{kind}.{idx}.log"));
-            write_rows(&path, rows)?;
+            write_rows(&path, rows, s.cfg.log_offset)?;
             out.push(path);
         }
     }
     if let Some(p) = &s.cfg.bw_log {
         let path = dir.join(format!("{p}_bw.{idx}.log"));
-        write_rows(&path, &s.bw_rows)?;
+        write_rows(&path, &s.bw_rows, s.cfg.log_offset)?;
         out.push(path);
     }
     if let Some(p) = &s.cfg.iops_log {
         let path = dir.join(format!("{p}_iops.{idx}.log"));
-        write_rows(&path, &s.iops_rows)?;
+        write_rows(&path, &s.iops_rows, s.cfg.log_offset)?;
         out.push(path);
     }
     Ok(out)

@@ -28,6 +28,8 @@ pub struct StatsConfig {
     /// The `.N.log` in log file names: fio's thread number, counting every
     /// job's clones from 1 (machine/results.rs sets it when the run ends).
     pub log_index: u32,
+    /// `log_offset`: the per-I/O log rows carry the I/O's offset.
+    pub log_offset: bool,
 }
 
 /// Running min/max/mean/variance (Welford, as fio's add_stat_sample).
@@ -199,7 +201,7 @@ impl AvgLog {
     }
 
     #[inline]
-    fn add(&mut self, elapsed_ms: u64, value: u64, ddir: usize, bs: u32, prio: u8) {
+    fn add(&mut self, elapsed_ms: u64, value: u64, ddir: usize, bs: u32, offset: u64, prio: u8) {
         if !self.on {
             return;
         }
@@ -209,6 +211,7 @@ impl AvgLog {
                 value,
                 ddir: ddir as u8,
                 bs,
+                offset,
                 prio,
             });
             return;
@@ -239,6 +242,7 @@ impl AvgLog {
                 value: (w.mean + 0.5) as u64,
                 ddir: ddir as u8,
                 bs: 0,
+                offset: 0,
                 prio: 0,
             });
         }
@@ -557,7 +561,7 @@ impl JobStats {
                         (a * 1000 / period_ms, &mut self.dirs[ddir].iops, &mut self.iops_log)
                     };
                     stat.add(value);
-                    log.add(elapsed, value, ddir, 0, 0);
+                    log.add(elapsed, value, ddir, 0, 0, 0);
                 }
             }
             let sampler = if bw {
@@ -576,6 +580,21 @@ impl JobStats {
     /// call returned, `complete` = fio reaped it (all absolute ns).
     #[inline]
     pub fn record_io(&mut self, ddir: Ddir, bytes: u32, issue: u64, submit: u64, complete: u64, prio: IoPrio) {
+        self.record_io_at(ddir, bytes, 0, issue, submit, complete, prio)
+    }
+
+    /// [`Self::record_io`] of an I/O at `offset` in its file (for `log_offset`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_io_at(
+        &mut self,
+        ddir: Ddir,
+        bytes: u32,
+        offset: u64,
+        issue: u64,
+        submit: u64,
+        complete: u64,
+        prio: IoPrio,
+    ) {
         if std::mem::take(&mut self.ramp_trigger) {
             return;
         }
@@ -649,23 +668,23 @@ impl JobStats {
         if self.bw_sampler.period_ns == 0 {
             let rate = (bytes as u64 * 1_000_000).checked_div(clat).unwrap_or(0);
             self.dirs[di].bw.add(rate);
-            self.bw_log.add(t_ms, rate, di, bytes, rt);
+            self.bw_log.add(t_ms, rate, di, bytes, offset, rt);
         } else {
             self.bw_sampler.win[di] += bytes as u64;
         }
         if self.iops_sampler.period_ns == 0 {
             self.dirs[di].iops.add(1);
-            self.iops_log.add(t_ms, 1, di, bytes, rt);
+            self.iops_log.add(t_ms, 1, di, bytes, offset, rt);
         } else {
             self.iops_sampler.win[di] += 1;
         }
         // Latency logs: completion time for lat and clat; slat was logged by
         // fio when the I/O was submitted.
-        self.lat_log.add(t_ms, lat, di, bytes, rt);
-        self.clat_log.add(t_ms, clat, di, bytes, rt);
+        self.lat_log.add(t_ms, lat, di, bytes, offset, rt);
+        self.clat_log.add(t_ms, clat, di, bytes, offset, rt);
         if self.cfg.record_slat && issue >= self.slat_from_ns {
             let s_ms = self.elapsed_ms(submit);
-            self.slat_log.add(s_ms, slat, di, bytes, rt);
+            self.slat_log.add(s_ms, slat, di, bytes, offset, rt);
         }
     }
 

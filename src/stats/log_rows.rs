@@ -10,6 +10,8 @@ pub struct LogRow {
     pub value: u64,
     pub ddir: u8,
     pub bs: u32,
+    /// The I/O's offset in its file (`log_offset`; 0 in an averaged row).
+    pub offset: u64,
     pub prio: u8,
 }
 
@@ -19,8 +21,8 @@ pub struct LogRow {
 /// is 6 MiB per log. Documented limit.
 const SPILL_ROWS: usize = 1 << 18;
 
-/// Bytes of one spilled row: time, value (u64), bs (u32), ddir, prio (u8).
-const ROW_BYTES: usize = 22;
+/// Bytes of one spilled row: time, value, offset (u64), bs (u32), ddir, prio (u8).
+const ROW_BYTES: usize = 30;
 
 /// A log's rows: the ones in memory and, once a log has outgrown
 /// [`SPILL_ROWS`], sorted runs of earlier rows in a temporary file, merged
@@ -142,6 +144,7 @@ impl LogRows {
         for r in &self.rows {
             sp.file.write_all(&r.time_ms.to_le_bytes())?;
             sp.file.write_all(&r.value.to_le_bytes())?;
+            sp.file.write_all(&r.offset.to_le_bytes())?;
             sp.file.write_all(&r.bs.to_le_bytes())?;
             sp.file.write_all(&[r.ddir, r.prio])?;
         }
@@ -155,8 +158,19 @@ impl LogRows {
     /// Write every row as fio's log line `time, value, ddir, bs, prio`, in
     /// time order (rows of equal time in the order they were logged).
     pub fn write_to(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
-        let line = |w: &mut dyn std::io::Write, r: &LogRow| {
-            writeln!(w, "{}, {}, {}, {}, {}", r.time_ms, r.value, r.ddir, r.bs, r.prio)
+        self.write_rows(w, false)
+    }
+
+    /// [`Self::write_to`], with `log_offset`'s offset column before prio
+    /// when `offset` (iolog.c flush_samples: `time, value, ddir, bs, offset, prio`).
+    pub fn write_rows(&self, w: &mut impl std::io::Write, offset: bool) -> std::io::Result<()> {
+        let line = |w: &mut dyn std::io::Write, r: &LogRow| match offset {
+            true => writeln!(
+                w,
+                "{}, {}, {}, {}, {}, {}",
+                r.time_ms, r.value, r.ddir, r.bs, r.offset, r.prio
+            ),
+            false => writeln!(w, "{}, {}, {}, {}, {}", r.time_ms, r.value, r.ddir, r.bs, r.prio),
         };
         let Some(sp) = self.spill.as_ref() else {
             for r in &self.rows {
@@ -229,9 +243,10 @@ impl RunCursor {
                 self.buf.push_back(LogRow {
                     time_ms: u(0),
                     value: u(8),
-                    bs: u32::from_le_bytes(c[16..20].try_into().expect("4 bytes")),
-                    ddir: c[20],
-                    prio: c[21],
+                    offset: u(16),
+                    bs: u32::from_le_bytes(c[24..28].try_into().expect("4 bytes")),
+                    ddir: c[28],
+                    prio: c[29],
                 });
             }
         }
@@ -249,6 +264,7 @@ mod tests {
             value,
             ddir: (value % 2) as u8,
             bs: 4096 + value as u32,
+            offset: value * 4096,
             prio: (value % 3) as u8,
         }
     }
@@ -277,6 +293,19 @@ mod tests {
         let mut out = Vec::new();
         log.write_to(&mut out).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), text(&all));
+        // log_offset: the offsets come back from the spill file too.
+        let mut out = Vec::new();
+        log.write_rows(&mut out, true).unwrap();
+        let with_offset: String = all
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}, {}, {}, {}, {}, {}\n",
+                    r.time_ms, r.value, r.ddir, r.bs, r.offset, r.prio
+                )
+            })
+            .collect();
+        assert_eq!(String::from_utf8(out).unwrap(), with_offset);
 
         // A clone (a status report) keeps the rows in memory, not the file.
         let c = log.clone();

@@ -582,3 +582,48 @@ fn a_trace_past_the_record_limit_is_refused_naming_the_flag_that_raises_it() {
         &["--max-trace-records"],
     );
 }
+
+/// `log_offset=1`: each per-I/O row gets the I/O's offset in its file
+/// before the priority, as fio 3.33 writes `0, 9494, 0, 4096, 61440, 0`;
+/// an averaged row's offset is 0 (fio: `0, 3271, 0, 0, 0, 0`).
+#[test]
+fn log_offset_adds_the_offset_column() {
+    let d = tmp("log-offset");
+    let j = write(
+        &d,
+        "o.fio",
+        "[o]\nfilename=/dev/nvme0n1\nrw=read\nbs=4k\nioengine=libaio\noffset=1m\nsize=1m\nnumber_ios=8\n\
+         write_lat_log=o\nwrite_bw_log=o\nlog_offset=1\n[a]\nstonewall\nfilename=/dev/nvme0n1\nrw=read\n\
+         size=1m\nnumber_ios=8\nwrite_lat_log=a\nlog_offset=1\nlog_avg_msec=1000\n",
+    );
+    let o = nvmesim()
+        .args(["run", &j, "-q", "--log-dir", d.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for log in ["o_clat.1.log", "o_bw.1.log"] {
+        let text = std::fs::read_to_string(d.join(log)).unwrap();
+        let offsets: Vec<u64> = text
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split(", ").collect();
+                assert_eq!(f.len(), 6, "{l}");
+                f[4].parse().unwrap()
+            })
+            .collect();
+        assert_eq!(
+            offsets,
+            (0..8).map(|i| (1 << 20) + i * 4096).collect::<Vec<u64>>(),
+            "{log}"
+        );
+    }
+    let avg = std::fs::read_to_string(d.join("a_clat.2.log")).unwrap();
+    assert!(
+        !avg.is_empty()
+            && avg
+                .lines()
+                .all(|l| l.split(", ").nth(4) == Some("0") && l.split(", ").count() == 6),
+        "{avg}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

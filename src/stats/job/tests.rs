@@ -16,6 +16,7 @@ fn stats() -> JobStats {
         iops_log: None,
         log_avg_msec: 0,
         log_index: 1,
+        log_offset: false,
     })
 }
 

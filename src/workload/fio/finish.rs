@@ -288,6 +288,7 @@ impl Parser<'_> {
             write_lat_log: log(1),
             write_iops_log: log(2),
             log_avg_msec: st.log_avg_msec,
+            log_offset: st.log_offset,
             verify: st.verify,
             // read_iolog replays the log's own directions.
             do_verify: st.do_verify && st.read_iolog.is_none(),

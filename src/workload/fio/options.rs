@@ -409,7 +409,7 @@ pub(super) const OPTIONS: &[FioOption] = &[
     x("log_hist_coarseness", "", Int(0, 6), "0", "merge histogram bins"),
     x("write_hist_log", "", Str, "", "log latency histograms"),
     x("log_max_value", "", Bool, "0", "log a window's maximum, not its mean"),
-    x("log_offset", "", Bool, "0", "log each I/O's offset"),
+    m("log_offset", "", Bool, "0", "log each I/O's offset (a column before prio)", Set::Bool(|s, v, _| s.log_offset = v)),
     x("log_prio", "", Bool, "0", "log each I/O's priority"),
     x("log_compression", "", Size(false), "", "compress logs in chunks of this size"),
     x("log_compression_cpus", "", CPUS, "", "CPUs of log compression"),

@@ -295,6 +295,8 @@ pub struct JobSpec {
     pub write_iops_log: Option<String>,
     /// 0 = log every I/O.
     pub log_avg_msec: u64,
+    /// `log_offset`: per-I/O log rows carry the I/O's offset in its file.
+    pub log_offset: bool,
     /// fio's `verify=` (any value other than 0/none turns on the device's verify mode).
     pub verify: bool,
     /// fio's `do_verify` (default on): a job with `verify` that writes

@@ -116,6 +116,7 @@ pub(super) struct State {
     /// write_bw_log, write_lat_log, write_iops_log: (set, prefix).
     pub(super) logs: [(bool, Option<String>); 3],
     pub(super) log_avg_msec: u64,
+    pub(super) log_offset: bool,
     pub(super) verify: bool,
     pub(super) do_verify: bool,
     pub(super) number_ios: u64,
@@ -215,6 +216,7 @@ impl Default for State {
             new_group: false,
             logs: [(false, None), (false, None), (false, None)],
             log_avg_msec: 0,
+            log_offset: false,
             verify: false,
             // options.c: do_verify .def = "1".
             do_verify: true,
