@@ -337,6 +337,10 @@ pub struct Thread {
     /// `rate_min` / `rate_iops_min` set: the check, and the job's name for its message.
     pub(super) min_rate: Option<Box<MinRate>>,
     pub(super) name: String,
+    /// `max_latency` per direction (0: none), and the clone's file names for
+    /// its message (built only when it is set).
+    max_latency_ns: [Ns; 3],
+    file_names: Vec<String>,
     /// Why the job failed (it stopped issuing then), as fio reports it.
     pub failure: Option<crate::report::fio_json::JobFailure>,
     /// `hipri`: the thread spins on its CPU for completions instead of
@@ -362,6 +366,19 @@ pub struct Thread {
     /// io_uring's kernel SQ thread, with `sqthread_poll`: the job submits
     /// without system calls and polls its completion ring in user space.
     pub(super) sq: Option<SqThread>,
+}
+
+/// The clone's file names as fio names them (init.c make_filename): the
+/// `filename` list, else `jobname.clone.filenum` in `directory`.
+fn file_names(spec: &JobSpec, clone: u32, n: usize) -> Vec<String> {
+    if !spec.filenames.is_empty() {
+        return spec.filenames.clone();
+    }
+    if let Some(f) = &spec.filename {
+        return vec![f.clone()];
+    }
+    let dir = spec.directory.as_deref().map(|d| format!("{d}/")).unwrap_or_default();
+    (0..n).map(|i| format!("{dir}{}.{clone}.{i}", spec.name)).collect()
 }
 
 impl Thread {
@@ -395,6 +412,25 @@ impl Thread {
             cur,
             req.app_prio,
         );
+        // io_u.c account_io_completion (outside ramp_time, as its statistics):
+        // a read, write or trim whose total latency (from the io_u's start)
+        // exceeds max_latency fails the job with ETIMEDOUT (lat_fatal).
+        let d = req.io.ddir as usize;
+        let max = self.max_latency_ns.get(d).copied().unwrap_or(0);
+        let lat = cur.saturating_sub(req.issue_ns);
+        if max > 0 && lat > max && cur >= self.ramp_end_ns && self.failure.is_none() {
+            let file = self.file_names.get(i).map_or("", String::as_str);
+            let dir = ["read", "write", "trim"][d];
+            self.failure = Some(crate::report::fio_json::JobFailure {
+                errno: 110,
+                context: "file:io_u.c:1432, func=max latency exceeded, error=Connection timed out".into(),
+                message: format!(
+                    "fio: latency of {lat} nsec exceeds specified max ({max} nsec): {file} {dir} {offset} {}",
+                    req.io.len
+                ),
+            });
+            self.end_ns = self.end_ns.min(cur);
+        }
         // backend.c do_io: check_min_rate after each reap, outside ramp_time.
         if let Some(mr) = &mut self.min_rate {
             if cur >= self.ramp_end_ns && self.failure.is_none() {
@@ -709,6 +745,11 @@ impl Thread {
             tag_req: None,
             min_rate: MinRate::new(spec),
             name: spec.name.clone(),
+            max_latency_ns: spec.max_latency_ns,
+            file_names: match spec.max_latency_ns.iter().any(|&m| m > 0) {
+                true => file_names(spec, clone, regions.len()),
+                false => Vec::new(),
+            },
             failure: None,
             think_ns: spec.thinktime_ns,
             think_blocks: spec.thinktime_blocks.max(1),

@@ -75,3 +75,42 @@ fn rate_min_fails_a_job_below_it_after_settling() {
         assert!(th.stats.runtime_ms() >= 5000, "{extra}");
     }
 }
+
+#[test]
+fn max_latency_fails_the_job_at_the_first_slower_io() {
+    let job = |extra: &str| format!("[j]\n{DEV}rw=randrw\nbs=4k\ntime_based=1\nruntime=1\n{extra}");
+    // No drive reads 4 KiB in 1 us: the first I/O fails the job with
+    // ETIMEDOUT (io_u.c lat_fatal), and a QD1 job has issued nothing else.
+    let m = run(&job("max_latency=1us\n"));
+    let th = &m.host().threads()[0];
+    let f = th.failure.as_ref().expect("max_latency=1us: no failure");
+    assert_eq!(f.errno, 110);
+    assert!(f.message.starts_with("fio: latency of "), "{}", f.message);
+    assert!(
+        f.message
+            .contains(" nsec exceeds specified max (1000 nsec): /dev/nvme0n1 "),
+        "{}",
+        f.message
+    );
+    assert!(f.message.ends_with(" 4096"), "{}", f.message);
+    assert!(f.context.contains("func=max latency exceeded"), "{}", f.context);
+    let ios: u64 = th.stats.dirs.iter().map(|d| d.total_ios).sum();
+    assert_eq!(ios, 1);
+    // Per direction: only writes are bounded, so the first write fails it
+    // after the reads before it have run.
+    let m = run(&job("max_latency=10s,1us\n"));
+    let th = &m.host().threads()[0];
+    let f = th.failure.as_ref().expect("max_latency=,1us: no failure");
+    assert!(f.message.contains(" write "), "{}", f.message);
+    assert_eq!(th.stats.dirs[1].total_ios, 1);
+    // A bound no I/O reaches changes nothing.
+    let free = run(&job(""));
+    let m = run(&job("max_latency=10s\n"));
+    let (a, b) = (&free.host().threads()[0].stats, &m.host().threads()[0].stats);
+    assert!(m.host().threads()[0].failure.is_none());
+    assert_eq!(
+        (a.dirs[0].total_ios, a.dirs[1].total_ios),
+        (b.dirs[0].total_ios, b.dirs[1].total_ios)
+    );
+    assert!(b.runtime_ms() >= 1000);
+}

@@ -263,6 +263,7 @@ impl Parser<'_> {
             rate: st.rate,
             rate_min: st.rate_min,
             rate_iops_min: st.rate_iops_min,
+            max_latency_ns: st.max_latency_ns,
             rate_poisson: st.rate_poisson,
             rate_cycle_ms: st.rate_cycle_ms,
             prio: IoPrio {

@@ -368,7 +368,7 @@ pub(super) const OPTIONS: &[FioOption] = &[
     m("rate_process", "", Enum(&["linear", "poisson"]), "linear", "how rated I/Os are spaced", Set::Str(|s, v| s.rate_poisson = v == "poisson")),
     m("rate_cycle", "ratecycle", Int(0, U32), "1000", "window of the rate_min check, in ms", Set::Int(|s, v, _| s.rate_cycle_ms = v)),
     x("rate_ignore_thinktime", "", Bool, "0", "rated I/O ignores thinktime"),
-    x("max_latency", "", Time(false), "", "fail the job above this latency"),
+    m("max_latency", "", Other("time per direction, read[,write[,trim]] (bare: microseconds)"), "0", "fail the job (ETIMEDOUT) at the first I/O whose total latency exceeds this", Set::Custom(set::max_latency)),
     x("latency_target", "", Time(false), "", "find the depth that keeps latency under this"),
     x("latency_window", "", Time(false), "", "window of the latency target"),
     x("latency_percentile", "", Other("a percentage"), "100", "share of I/Os that must meet the target"),

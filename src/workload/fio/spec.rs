@@ -268,6 +268,9 @@ pub struct JobSpec {
     /// when a `rate_cycle` window falls below it; 0 = no check.
     pub rate_min: [u64; 3],
     pub rate_iops_min: [u64; 3],
+    /// `max_latency` per direction, in ns: the job fails (ETIMEDOUT) at the
+    /// first I/O whose total latency exceeds it; 0 = no check.
+    pub max_latency_ns: [u64; 3],
     /// `rate_process=poisson`: rated I/Os are spaced by exponential gaps
     /// (fio's default, linear, spaces them evenly).
     pub rate_poisson: bool,

@@ -90,6 +90,8 @@ pub(super) struct State {
     /// `rate_min` (bytes/s) and `rate_iops_min`, per direction (0: none).
     pub(super) rate_min: [u64; 3],
     pub(super) rate_iops_min: [u64; 3],
+    /// `max_latency` per direction, in ns (0: none).
+    pub(super) max_latency_ns: [u64; 3],
     /// Where `rate`, `rate_iops`, `rate_min`, `rate_iops_min` were last set.
     pub(super) rate_at: [Option<Loc>; 4],
     /// `rate_process=poisson` (fio's default is linear).
@@ -194,6 +196,7 @@ impl Default for State {
             rate: [0; 3],
             rate_min: [0; 3],
             rate_iops_min: [0; 3],
+            max_latency_ns: [0; 3],
             rate_at: [None; 4],
             rate_poisson: false,
             // options.c: ratecycle .def = "1000".
@@ -629,6 +632,19 @@ pub(super) fn rate_iops(s: &mut State, a: &Arg) -> Result<(), String> {
 pub(super) fn rate(s: &mut State, a: &Arg) -> Result<(), String> {
     int_dirs(a, u64::MAX, &mut s.rate)?;
     s.rate_at[0] = Some(a.at);
+    Ok(())
+}
+
+/// `max_latency=read[,write[,trim]]`: times per direction (fio options.c:
+/// FIO_OPT_ULL with is_time and one offset per direction; bare numbers are
+/// microseconds).
+pub(super) fn max_latency(s: &mut State, a: &Arg) -> Result<(), String> {
+    let dirs = split_dirs(need(a.v)?)?;
+    for (d, p) in dirs.iter().enumerate() {
+        if let Some(p) = p {
+            s.max_latency_ns[d] = parse_time_ns(p, false)?;
+        }
+    }
     Ok(())
 }
 
