@@ -341,6 +341,8 @@ pub struct Thread {
     /// its message (built only when it is set).
     max_latency_ns: [Ns; 3],
     file_names: Vec<String>,
+    /// `exitall` was set for its job.
+    pub(super) exitall: bool,
     /// Why the job failed (it stopped issuing then), as fio reports it.
     pub failure: Option<crate::report::fio_json::JobFailure>,
     /// `hipri`: the thread spins on its CPU for completions instead of
@@ -746,6 +748,7 @@ impl Thread {
             min_rate: MinRate::new(spec),
             name: spec.name.clone(),
             max_latency_ns: spec.max_latency_ns,
+            exitall: spec.exitall,
             file_names: match spec.max_latency_ns.iter().any(|&m| m > 0) {
                 true => file_names(spec, clone, regions.len()),
                 false => Vec::new(),

@@ -562,6 +562,16 @@ impl Host {
                     core.spinners -= 1;
                     core.busy_ns += cur.saturating_sub(from).saturating_sub(core.busy_ns - busy);
                 }
+                // backend.c thread_main: with `exitall` set for any job (fio's
+                // global exitall_on_terminate), an ending job terminates the
+                // others of its reporting group (fio_terminate_threads with
+                // exit_what=group): they stop issuing now, as steadystate's stop.
+                if self.threads.iter().any(|o| o.exitall) {
+                    let g = self.threads[t as usize].groupid;
+                    for o in self.threads.iter_mut().filter(|o| o.groupid == g) {
+                        o.end_ns = o.end_ns.min(cur);
+                    }
+                }
                 return true;
             }
             Stop::Yield => {

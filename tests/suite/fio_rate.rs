@@ -114,3 +114,25 @@ fn max_latency_fails_the_job_at_the_first_slower_io() {
     );
     assert!(b.runtime_ms() >= 1000);
 }
+
+#[test]
+fn exitall_stops_the_group_when_a_job_ends() {
+    // A short job beside a time-based one: with exitall, the long one stops
+    // when the short one is done (backend.c fio_terminate_threads, group);
+    // the job of the next stonewall group still runs its whole runtime.
+    let file = |extra: &str| {
+        format!(
+            "[global]\n{DEV}rw=randread\nbs=4k\n{extra}[a]\nsize=1m\n[b]\ntime_based=1\nruntime=1\n\
+             [c]\nstonewall\ntime_based=1\nruntime=1\n"
+        )
+    };
+    let m = run(&file("exitall\n"));
+    let th = m.host().threads();
+    let (a, b, c) = (&th[0].stats, &th[1].stats, &th[2].stats);
+    assert!(a.runtime_ms() < 500, "a ran {} ms", a.runtime_ms());
+    assert!(b.runtime_ms() <= a.runtime_ms() + 1, "b ran {} ms", b.runtime_ms());
+    assert!(c.runtime_ms() >= 1000, "c ran {} ms", c.runtime_ms());
+    assert!(th.iter().all(|t| t.failure.is_none()));
+    let m = run(&file(""));
+    assert!(m.host().threads()[1].stats.runtime_ms() >= 1000);
+}

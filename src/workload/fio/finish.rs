@@ -264,6 +264,7 @@ impl Parser<'_> {
             rate_min: st.rate_min,
             rate_iops_min: st.rate_iops_min,
             max_latency_ns: st.max_latency_ns,
+            exitall: st.exitall,
             rate_poisson: st.rate_poisson,
             rate_cycle_ms: st.rate_cycle_ms,
             prio: IoPrio {

@@ -393,7 +393,7 @@ pub(super) const OPTIONS: &[FioOption] = &[
     x("fsync_on_close", "", Bool, "0", "fsync when a file is closed"),
     q("unlink", "", Bool, "0", "delete files when the job ends", "removes files after the job; there is no file system"),
     q("unlink_each_loop", "", Bool, "0", "delete files after each loop", "removes files after each loop; there is no file system"),
-    x("exitall", "", Flag, "", "stop every job when this one ends"),
+    m("exitall", "", Flag, "", "when any job ends, stop the others of its reporting group", Set::Bool(|s, v, _| s.exitall = v)),
     x("exit_what", "", Enum(&["group", "stonewall", "all"]), "group", "which jobs exitall stops"),
     x("exitall_on_error", "", Flag, "", "stop every job when this one fails"),
     m("stonewall", "wait_for_previous", Flag, "", "wait for the jobs before to end, and start a group", Set::Bool(|s, v, _| s.stonewall = v)),

@@ -271,6 +271,8 @@ pub struct JobSpec {
     /// `max_latency` per direction, in ns: the job fails (ETIMEDOUT) at the
     /// first I/O whose total latency exceeds it; 0 = no check.
     pub max_latency_ns: [u64; 3],
+    /// `exitall`: when any job ends, the others of its reporting group stop.
+    pub exitall: bool,
     /// `rate_process=poisson`: rated I/Os are spaced by exponential gaps
     /// (fio's default, linear, spaces them evenly).
     pub rate_poisson: bool,

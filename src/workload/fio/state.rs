@@ -92,6 +92,8 @@ pub(super) struct State {
     pub(super) rate_iops_min: [u64; 3],
     /// `max_latency` per direction, in ns (0: none).
     pub(super) max_latency_ns: [u64; 3],
+    /// `exitall`.
+    pub(super) exitall: bool,
     /// Where `rate`, `rate_iops`, `rate_min`, `rate_iops_min` were last set.
     pub(super) rate_at: [Option<Loc>; 4],
     /// `rate_process=poisson` (fio's default is linear).
@@ -197,6 +199,7 @@ impl Default for State {
             rate_min: [0; 3],
             rate_iops_min: [0; 3],
             max_latency_ns: [0; 3],
+            exitall: false,
             rate_at: [None; 4],
             rate_poisson: false,
             // options.c: ratecycle .def = "1000".
