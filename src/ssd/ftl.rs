@@ -49,8 +49,8 @@ mod precondition;
 mod seq;
 mod victim;
 
-use maps::huge_zeroed;
 pub use maps::use_huge_pages;
+pub use maps::Map;
 pub use precondition::{fifo_utilization, SteadyStateModel};
 
 /// Logical page (mapping unit) number.
@@ -146,11 +146,11 @@ pub struct Ftl {
     /// Bitmap words per plane over valid counts 0..=slots_per_block.
     words_per_plane: u32,
 
-    l2p: Vec<u32>,
-    p2l: Vec<u32>,
+    l2p: Map,
+    p2l: Map,
     verify: bool,
-    written: Vec<u32>,
-    stored: Vec<u32>,
+    written: Map,
+    stored: Map,
 
     // Per block.
     valid: Vec<u32>,
@@ -231,11 +231,11 @@ impl Ftl {
             geom,
             logical_pages,
             pages_per_program,
-            l2p: Vec::new(),
-            p2l: Vec::new(),
+            l2p: Map::empty(),
+            p2l: Map::empty(),
             verify,
-            written: Vec::new(),
-            stored: Vec::new(),
+            written: Map::empty(),
+            stored: Map::empty(),
             valid: Vec::new(),
             state: Vec::new(),
             erase_count: Vec::new(),
@@ -268,15 +268,15 @@ impl Ftl {
     fn reset(&mut self, huge: bool) -> Result<(), String> {
         // Free the old maps before allocating the new ones, so peak memory
         // does not double.
-        self.l2p = Vec::new();
-        self.p2l = Vec::new();
-        self.written = Vec::new();
-        self.stored = Vec::new();
-        self.l2p = huge_zeroed(self.logical_pages as usize, huge)?;
-        self.p2l = huge_zeroed(self.total_slots as usize, huge)?;
+        self.l2p = Map::empty();
+        self.p2l = Map::empty();
+        self.written = Map::empty();
+        self.stored = Map::empty();
+        self.l2p = Map::new(self.logical_pages as usize, huge);
+        self.p2l = Map::new(self.total_slots as usize, huge);
         if self.verify {
-            self.written = huge_zeroed(self.logical_pages as usize, huge)?;
-            self.stored = huge_zeroed(self.total_slots as usize, huge)?;
+            self.written = Map::new(self.logical_pages as usize, huge);
+            self.stored = Map::new(self.total_slots as usize, huge);
         }
         let nb = self.total_blocks as usize;
         let nplanes = (self.dies * self.planes) as usize;
@@ -381,18 +381,7 @@ impl Ftl {
     /// lookup costs a DRAM round trip). Affects wall-clock speed only.
     #[inline]
     pub fn prefetch(&self, lpn: Lpn) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(e) = self.l2p.get(lpn as usize) {
-            // SAFETY: a prefetch never faults and has no architectural effect;
-            // the pointer comes from a live reference.
-            #[allow(unused_unsafe)]
-            unsafe {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch::<_MM_HINT_T0>(e as *const u32 as *const i8);
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = lpn;
+        self.l2p.prefetch(lpn as usize);
     }
 
     /// Where `lpn` is mapped (None: unmapped). `&mut`: the first lookup in a
@@ -691,10 +680,10 @@ impl Ftl {
         self.build_block(block);
         let first = (block * self.slots_per_block) as usize;
         out.extend(
-            self.p2l[first..first + self.slots_per_block as usize]
-                .iter()
-                .filter(|&&x| x != 0)
-                .map(|&x| x - 1),
+            (first..first + self.slots_per_block as usize)
+                .map(|i| self.p2l[i])
+                .filter(|&x| x != 0)
+                .map(|x| x - 1),
         );
     }
 
@@ -839,7 +828,7 @@ impl Ftl {
     pub fn check_invariants(&mut self) -> Result<(), String> {
         self.materialize_all();
         let mut mapped = 0u64;
-        for (lpn, &x) in self.l2p.iter().enumerate() {
+        for (lpn, x) in self.l2p.iter().enumerate() {
             if x != 0 {
                 mapped += 1;
                 let ppn = x - 1;
@@ -852,7 +841,7 @@ impl Ftl {
             }
         }
         let mut counted = vec![0u32; self.total_blocks as usize];
-        for (ppn, &x) in self.p2l.iter().enumerate() {
+        for (ppn, x) in self.p2l.iter().enumerate() {
             if x != 0 {
                 if self.l2p[x as usize - 1] != ppn as u32 + 1 {
                     return Err(format!("p2l[{ppn}] = {} is not mapped back", x - 1));

@@ -41,7 +41,7 @@
 
 use super::precondition::{LpnSequence, Walk, WyRand, WALK_SLOTS};
 use super::seq::SeqLayout;
-use super::{BlockId, Ftl, Lpn, Ppn, NIL};
+use super::{BlockId, Ftl, Lpn, Map, Ppn, NIL};
 use std::sync::Arc;
 
 /// `l2p` entries per 4 KiB memory page (the x86-64 and usual Linux page size).
@@ -296,7 +296,7 @@ fn set_bit(bits: &mut [u64], i: usize) {
 /// alone. An lpn built alone may have moved since: it keeps its entry, and
 /// gets this slot only if still mapped there.
 #[inline]
-fn build_slot(touched: bool, built: &[u64], pages: &mut [u64], l2p: &mut [u32], p2l: &mut [u32], ppn: usize, lpn: Lpn) {
+fn build_slot(touched: bool, built: &[u64], pages: &mut [u64], l2p: &mut Map, p2l: &mut Map, ppn: usize, lpn: Lpn) {
     if !touched || !bit(built, lpn as usize) {
         l2p[lpn as usize] = ppn as u32 + 1;
         set_bit(pages, (lpn >> L2P_PAGE_SHIFT) as usize);
@@ -385,7 +385,7 @@ impl Lazy {
     }
 
     /// Build the `l2p` entry of `lpn` if not yet built.
-    pub(super) fn build_lpn(&mut self, lpn: Lpn, l2p: &mut [u32]) {
+    pub(super) fn build_lpn(&mut self, lpn: Lpn, l2p: &mut Map) {
         // (Built or not, the caller reads the entry next.)
         set_bit(&mut self.l2p_pages, (lpn >> L2P_PAGE_SHIFT) as usize);
         let Some(v) = self.layout.part_of(lpn) else { return };
@@ -398,7 +398,7 @@ impl Lazy {
     }
 
     /// Build `p2l` of `block` and the `l2p` entries of its lpns not yet built.
-    pub(super) fn build_block(&mut self, block: BlockId, l2p: &mut [u32], p2l: &mut [u32]) {
+    pub(super) fn build_block(&mut self, block: BlockId, l2p: &mut Map, p2l: &mut Map) {
         if self.ready[block as usize] {
             return;
         }
@@ -423,7 +423,7 @@ impl Lazy {
     }
 
     /// Build everything not yet built, in the eager fill's order.
-    pub(super) fn build_all(&mut self, l2p: &mut [u32], p2l: &mut [u32]) {
+    pub(super) fn build_all(&mut self, l2p: &mut Map, p2l: &mut Map) {
         match &self.layout {
             Layout::Steady(z) => {
                 let z = z.clone();
@@ -450,7 +450,7 @@ impl Lazy {
 
     /// Build visit `v`'s slots of `p2l` (its block is not ready) and the
     /// `l2p` entries of its lpns not built yet.
-    fn build_visit(&mut self, v: usize, l2p: &mut [u32], p2l: &mut [u32]) {
+    fn build_visit(&mut self, v: usize, l2p: &mut Map, p2l: &mut Map) {
         let Layout::Steady(z) = &self.layout else {
             unreachable!("a visit of the steady-state walk")
         };
@@ -464,7 +464,7 @@ impl Lazy {
         let mut seq = LpnSequence::at(z.logical_pages, p);
         let mut n = end - p;
         while n > 0 {
-            prefetch(l2p, seq.peek());
+            l2p.prefetch(seq.peek() as usize);
             if touched {
                 prefetch64(&self.lpn_built, seq.peek() / 64);
             }
@@ -545,11 +545,24 @@ impl Ftl {
         if self.is_lazy() || other.is_lazy() {
             return Err("a drive is not fully built: call materialize_all first".into());
         }
-        fn first_diff(name: &str, a: &[u32], b: &[u32]) -> Result<(), String> {
-            if a.len() != b.len() {
-                return Err(format!("{name}: {} entries vs {}", a.len(), b.len()));
+        trait Entries: std::ops::Index<usize, Output = u32> {
+            fn n(&self) -> usize;
+        }
+        impl Entries for Vec<u32> {
+            fn n(&self) -> usize {
+                self.len()
             }
-            match a.iter().zip(b).position(|(x, y)| x != y) {
+        }
+        impl Entries for Map {
+            fn n(&self) -> usize {
+                self.len()
+            }
+        }
+        fn first_diff<E: Entries>(name: &str, a: &E, b: &E) -> Result<(), String> {
+            if a.n() != b.n() {
+                return Err(format!("{name}: {} entries vs {}", a.n(), b.n()));
+            }
+            match (0..a.n()).position(|i| a[i] != b[i]) {
                 Some(i) => Err(format!("{name}[{i}]: {} vs {}", a[i], b[i])),
                 None => Ok(()),
             }
@@ -586,14 +599,6 @@ impl Ftl {
             return Err(format!("counters {:?} vs {:?}", counters(self), counters(other)));
         }
         Ok(())
-    }
-}
-
-/// Hint that `map[i]` will be written soon (no effect on results).
-#[inline]
-fn prefetch(map: &[u32], i: u32) {
-    if let Some(e) = map.get(i as usize) {
-        prefetch_ptr(e as *const u32 as *const i8);
     }
 }
 
@@ -825,8 +830,8 @@ mod tests {
             let l = 100_000;
             let pos = (src.next() % 50_000) as u32;
             let r0 = src.next();
-            let mut p2l = vec![0u32; spb as usize];
-            let mut l2p = vec![0u32; l as usize];
+            let mut p2l = Map::new(spb as usize, false);
+            let mut l2p = Map::new(l as usize, false);
             let (mut seq, mut rng) = (LpnSequence::at(l, pos), WyRand(r0));
             let left = fill_valid_slots(&mut p2l, &mut l2p, 0, lo, hi, spb, need, &mut seq, &mut rng);
 

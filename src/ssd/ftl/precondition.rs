@@ -20,7 +20,7 @@
 //! a piece of it is replayed alone); `precondition_steady_state_eager` is the
 //! one-pass reference.
 
-use super::{BlockId, Ftl};
+use super::{BlockId, Ftl, Map};
 use crate::sim::Rng;
 
 /// The analytic steady state a `precondition_steady_state` call set up.
@@ -256,8 +256,8 @@ fn coprime_stride(n: u32) -> u32 {
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub(super) fn fill_valid_slots(
-    p2l: &mut [u32],
-    l2p: &mut [u32],
+    p2l: &mut Map,
+    l2p: &mut Map,
     base: u32,
     lo: u32,
     hi: u32,
@@ -266,10 +266,9 @@ pub(super) fn fill_valid_slots(
     seq: &mut LpnSequence,
     rng: &mut WyRand,
 ) -> u32 {
-    let chunk = &mut p2l[(base + lo) as usize..(base + hi) as usize];
     let mut bits = 0u64;
     let mut left = (slots_per_block - lo) as u64;
-    for (i, slot) in chunk.iter_mut().enumerate() {
+    for i in 0..(hi - lo) as usize {
         if need == 0 {
             break;
         }
@@ -279,7 +278,7 @@ pub(super) fn fill_valid_slots(
         let keep = ((((bits as u32 as u64) * left) >> 32) < need as u64) as u32;
         bits >>= 32;
         let lpn = seq.peek();
-        *slot = keep * (lpn + 1);
+        p2l[(base + lo) as usize + i] = keep * (lpn + 1);
         l2p[lpn as usize] = base + lo + i as u32 + 1;
         seq.advance(keep);
         need -= keep;
@@ -335,7 +334,7 @@ impl Ftl {
         let mut seq = LpnSequence::new(self.logical_pages);
         let mut rng = WyRand(steady_state_rng(seed));
         let spb = self.slots_per_block;
-        let (p2l, l2p) = (&mut self.p2l[..], &mut self.l2p[..]);
+        let (p2l, l2p) = (&mut self.p2l, &mut self.l2p);
         for r in 0..walk.rounds() {
             let (lo, hi) = walk.slots(r);
             walk.round(|blk| {

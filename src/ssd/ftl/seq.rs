@@ -171,7 +171,7 @@ impl Ftl {
         let dies = self.dies as u64;
         let (spb, spp, np) = (self.slots_per_block, self.spp, self.planes);
         let mut lpn: u32 = 0;
-        let (l2p, p2l, valid) = (&mut self.l2p[..], &mut self.p2l[..], &mut self.valid[..]);
+        let (l2p, p2l, valid) = (&mut self.l2p, &mut self.p2l, &mut self.valid[..]);
         'fill: for k in 0..units {
             let die = (k % dies) as u32;
             let j = k / dies;

@@ -447,7 +447,10 @@ fn lazy_steady_state_equals_eager() {
         let mut lazy = Ftl::new(g.clone(), l, ppp, true).unwrap();
         assert_eq!(lazy.precondition_steady_state(seed, reserve), me);
         assert!(lazy.is_lazy());
-        assert!(lazy.l2p.iter().chain(&lazy.p2l).all(|&x| x == 0), "maps built up front");
+        assert!(
+            lazy.l2p.iter().chain(lazy.p2l.iter()).all(|x| x == 0),
+            "maps built up front"
+        );
 
         // Built whole without any operation: the eager maps.
         let mut whole = Ftl::new(g.clone(), l, ppp, true).unwrap();
@@ -465,9 +468,9 @@ fn lazy_steady_state_equals_eager() {
             lazy.check_read(x).unwrap();
             looked.insert(x);
         }
-        let built = lazy.l2p.iter().filter(|&&x| x != 0).count();
+        let built = lazy.l2p.iter().filter(|&x| x != 0).count();
         assert_eq!(built, looked.len(), "l2p entries built by {} lookups", looked.len());
-        assert!(lazy.p2l.iter().all(|&x| x == 0), "lookups built p2l");
+        assert!(lazy.p2l.iter().all(|x| x == 0), "lookups built p2l");
 
         // The same overwrites, GC, trims and verified reads on both: same answers.
         // Free blocks at the reserve: GC runs from the first stripe opened.
@@ -502,7 +505,10 @@ fn lazy_sequential_equals_eager() {
         let mut lazy = Ftl::new(g.clone(), l, ppp, true).unwrap();
         lazy.precondition_sequential(fraction);
         assert!(lazy.is_lazy());
-        assert!(lazy.l2p.iter().chain(&lazy.p2l).all(|&x| x == 0), "maps built up front");
+        assert!(
+            lazy.l2p.iter().chain(lazy.p2l.iter()).all(|x| x == 0),
+            "maps built up front"
+        );
         let n = (0..l).filter(|&x| eager.l2p[x as usize] != 0).count() as u32;
         assert_eq!(n, (fraction * l as f64).round() as u32);
 
@@ -525,9 +531,9 @@ fn lazy_sequential_equals_eager() {
                 looked.insert(x);
             }
         }
-        let built = lazy.l2p.iter().filter(|&&x| x != 0).count();
+        let built = lazy.l2p.iter().filter(|&x| x != 0).count();
         assert_eq!(built, looked.len(), "l2p entries built by {} lookups", looked.len());
-        assert!(lazy.p2l.iter().all(|&x| x == 0), "lookups built p2l");
+        assert!(lazy.p2l.iter().all(|x| x == 0), "lookups built p2l");
 
         // The same overwrites (into the open stripes the fill left first),
         // GC, trims and verified reads on both: same answers.
