@@ -292,6 +292,19 @@ enum ScenarioCmd {
 }
 
 fn main() -> ExitCode {
+    // Memory the kernel refuses mid-run is reported by the code that
+    // catches it (`sweep::exec::guarded`) as an error, without a panic report.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let p = info.payload();
+        let msg = p
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| p.downcast_ref::<&str>().copied());
+        if !msg.is_some_and(nvmesim::sweep::exec::is_out_of_memory) {
+            report(info);
+        }
+    }));
     let mut args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
     let mut job_options = Vec::new();
     if args.get(1).map(String::as_str) == Some("run") {
@@ -603,7 +616,7 @@ fn cmd_run(a: RunArgs) -> Result<ExitCode, String> {
                 write_err.get_or_insert(e);
             }
         };
-        spec.simulate_on(cfg, opts, &mut progress)
+        nvmesim::sweep::exec::guarded(|| spec.simulate_on(cfg, opts, &mut progress))
     };
     if eta {
         eta_line.finish();

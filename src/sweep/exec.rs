@@ -53,7 +53,10 @@ pub fn execute(run: &PlannedRun) -> Outcome {
 
 /// Runs `f`, turning a panic inside it into an error message
 /// (`internal error (a bug in nvmesim; please report it): ...`): a sweep
-/// worker or the Python binding reports it instead of dying with it.
+/// worker, `nvmesim run` or the Python binding reports it instead of dying
+/// with it. Memory the kernel refuses while a run goes on (the FTL's maps
+/// grow as the run writes: `out of memory: ...`) is no bug: its message
+/// goes out as it is.
 pub fn guarded<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,
@@ -63,9 +66,17 @@ pub fn guarded<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
                 .cloned()
                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_default();
+            if is_out_of_memory(&msg) {
+                return Err(msg);
+            }
             Err(format!("internal error (a bug in nvmesim; please report it): {msg}"))
         }
     }
+}
+
+/// Whether a panic's message is the kernel refusing memory mid-run.
+pub fn is_out_of_memory(msg: &str) -> bool {
+    msg.starts_with("out of memory: ")
 }
 
 /// Has this run a result already, made from this very spec (job and config
