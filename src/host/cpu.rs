@@ -103,6 +103,25 @@ pub struct Core {
 }
 
 impl Core {
+    /// A thread starts spinning here at `now` (a `hipri` or SQ-polling
+    /// thread): the CPU stays busy. Returns what `stop_spin` needs: the
+    /// start and this CPU's busy time then.
+    pub fn start_spin(&mut self, now: Ns) -> (Ns, Ns) {
+        self.spinners += 1;
+        (now, self.busy_ns)
+    }
+
+    /// The spin begun by `start_spin` (`since`) ends at `now`: it kept the
+    /// CPU busy but for the other work the CPU did meanwhile. Returns that
+    /// spin time, which is added to the CPU's busy time.
+    pub fn stop_spin(&mut self, since: (Ns, Ns), now: Ns) -> Ns {
+        let (from, busy) = since;
+        self.spinners -= 1;
+        let spin = now.saturating_sub(from).saturating_sub(self.busy_ns - busy);
+        self.busy_ns += spin;
+        spin
+    }
+
     /// Run `work` ns of CPU work arriving at `now`; returns when it ends.
     #[inline]
     pub fn run(&mut self, now: Ns, work: Ns) -> Ns {

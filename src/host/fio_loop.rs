@@ -320,17 +320,9 @@ impl Host {
         }
         let bio_setup = self.env.costs.bio_setup_ns - self.threads[ti].setup_saved;
         while let Some((io, issue)) = self.threads[ti].staged.pop_front() {
-            if let Some(ssd) = hint {
-                ssd.ftl.prefetch((io.offset / self.unit_bytes) as u32);
-            }
             cur += bio_setup;
             self.threads[ti].sys_ns += bio_setup;
-            let hctx = self.hctx_for(t, cpu, &io);
-            let r = self.reqs.insert(Request::new(t, io, issue, hctx));
-            if io.ddir == Ddir::Write && self.threads[ti].o_sync && self.driver.vwc {
-                // O_SYNC: an asynchronous write is REQ_FUA (see thread.rs).
-                self.reqs.get_mut(r).flags = SQE_FUA;
-            }
+            let r = self.staged_request(t, cpu, io, issue, hint);
             self.threads[ti].commit_reqs.push(r);
             let t0 = cur;
             match self.submit_one(cur, cpu, t, r, vms, q) {
@@ -364,6 +356,21 @@ impl Host {
         Ok(cur)
     }
 
+    /// The request of thread `t`'s staged I/O `io` (issued at `issue`),
+    /// going down from `cpu`: on that CPU's hardware queue, and REQ_FUA for
+    /// an O_SYNC write on a drive with a volatile cache (see thread.rs).
+    fn staged_request(&mut self, t: u32, cpu: u32, io: crate::workload::Io, issue: Ns, hint: Option<&Ssd>) -> u32 {
+        if let Some(ssd) = hint {
+            ssd.ftl.prefetch((io.offset / self.unit_bytes) as u32);
+        }
+        let hctx = self.hctx_for(t, cpu, &io);
+        let r = self.reqs.insert(Request::new(t, io, issue, hctx));
+        if io.ddir == Ddir::Write && self.threads[t as usize].o_sync && self.driver.vwc {
+            self.reqs.get_mut(r).flags = SQE_FUA;
+        }
+        r
+    }
+
     /// With `sqthread_poll`, the job's commit at `cur` has put its queued
     /// I/Os on the submission ring: the kernel's SQ thread on `sq_cpu`, which
     /// spins there, sees them `sq_poll_pass_ns` later (or once done with
@@ -392,15 +399,8 @@ impl Host {
         let begin = at;
         let mut blocked = false;
         while let Some((io, issue)) = self.threads[ti].staged.pop_front() {
-            if let Some(ssd) = hint {
-                ssd.ftl.prefetch((io.offset / self.unit_bytes) as u32);
-            }
             at += bio_setup;
-            let hctx = self.hctx_for(t, sq_cpu, &io);
-            let r = self.reqs.insert(Request::new(t, io, issue, hctx));
-            if io.ddir == Ddir::Write && self.threads[ti].o_sync && self.driver.vwc {
-                self.reqs.get_mut(r).flags = SQE_FUA;
-            }
+            let r = self.staged_request(t, sq_cpu, io, issue, hint);
             match self.submit_one(at, sq_cpu, t, r, vms, q) {
                 Ok(done) => {
                     at = done;

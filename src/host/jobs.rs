@@ -176,9 +176,7 @@ impl Host {
             th.state = ThreadState::Scheduled;
             if let Some(sq) = th.sq.as_mut() {
                 // Its io_uring's SQ thread starts spinning with it.
-                let core = &mut self.cores[sq.cpu as usize];
-                core.spinners += 1;
-                sq.since = Some((now, core.busy_ns));
+                sq.since = Some(self.cores[sq.cpu as usize].start_spin(now));
             }
             q.schedule(now, Event::ThreadRun { thread: t as u32 });
         }

@@ -356,10 +356,11 @@ pub struct Thread {
     pub(super) polled_io: bool,
     /// The poll queues it has submitted to (it polls them for CQEs).
     pub(super) poll_qps: Vec<u32>,
-    /// Spinning since (time, CPU, that CPU's busy time then): the spin is
-    /// the thread's system time and its CPU's busy time (less the other
-    /// work the CPU did meanwhile), and the CPU enters no idle state.
-    pub(super) spin_from: Option<(Ns, u32, Ns)>,
+    /// Spinning on a CPU since `Core::start_spin`: the spin is the thread's
+    /// own time (system time, or user time polling an SQ thread's ring) and
+    /// its CPU's busy time (less the other work the CPU did meanwhile), and
+    /// the CPU enters no idle state.
+    pub(super) spin_from: Option<(u32, (Ns, Ns))>,
     /// Per I/O, what `fixedbufs` and `registerfiles` take off `bio_setup_ns`.
     pub(super) setup_saved: Ns,
     /// libaio `userspace_reap` with `iodepth_batch_complete_min=0`: the

@@ -165,13 +165,10 @@ impl Host {
         } else {
             self.cpu_start(cpu, now)
         };
-        if let Some((from, spin_cpu, busy)) = spun {
-            // It spun from `from` until now: its system time, and its CPU's
-            // busy time but for the other work that CPU did meanwhile.
-            let core = &mut self.cores[spin_cpu as usize];
-            core.spinners -= 1;
-            let spin = now.saturating_sub(from).saturating_sub(core.busy_ns - busy);
-            core.busy_ns += spin;
+        if let Some((spin_cpu, since)) = spun {
+            // It spun until now: its own time, and its CPU's busy time but
+            // for the other work that CPU did meanwhile.
+            let spin = self.cores[spin_cpu as usize].stop_spin(since, now);
             let th = &mut self.threads[ti];
             if th.sq.is_some() {
                 // It polled its completion ring in user space.
@@ -553,14 +550,12 @@ impl Host {
                 th.stats.finish(cur, th.usr_ns, th.sys_ns, th.ctx);
                 if let Some(super::thread::SqThread {
                     cpu: sq_cpu,
-                    since: Some((from, busy)),
+                    since: Some(since),
                 }) = th.sq
                 {
                     // Its SQ thread stops with it (the ring is torn down):
                     // it kept its CPU busy but for the other work there.
-                    let core = &mut self.cores[sq_cpu as usize];
-                    core.spinners -= 1;
-                    core.busy_ns += cur.saturating_sub(from).saturating_sub(core.busy_ns - busy);
+                    self.cores[sq_cpu as usize].stop_spin(since, cur);
                 }
                 // backend.c thread_main: with `exitall` set for any job (fio's
                 // global exitall_on_terminate), an ending job terminates the
@@ -601,8 +596,7 @@ impl Host {
                 if th.hipri_spin || th.sq.is_some() {
                     // hipri: it spins on its CPU (io_iopoll_check), which
                     // stays busy and enters no idle state.
-                    th.spin_from = Some((cur, cpu, self.cores[cpu as usize].busy_ns));
-                    self.cores[cpu as usize].spinners += 1;
+                    th.spin_from = Some((cpu, self.cores[cpu as usize].start_spin(cur)));
                     let th = &self.threads[t as usize];
                     let next = th
                         .poll_qps
