@@ -1,10 +1,11 @@
 //! fio 3.33's own submit and reap loop (backend.c `do_io`, with io_u.c and
-//! ioengines.c), for the asynchronous jobs whose counters and timing depend
-//! on when fio submits and when it reaps: `iodepth_batch`
-//! (`iodepth_batch_submit`), `iodepth_batch_complete_min` / `_max` and
-//! `thinktime`. Other jobs keep thread_run.rs's loop, which reaps everything
-//! that has completed at once and counts it as fio's one-at-a-time loop
-//! would.
+//! ioengines.c). It drives every engine through fio's split: the blocking
+//! engines and null do each I/O in their queue call (blocking.rs); an
+//! asynchronous engine queues, commits and reaps here. Of the asynchronous
+//! jobs it runs those whose counters and timing depend on when fio submits
+//! and reaps: `iodepth_batch` (`iodepth_batch_submit`),
+//! `iodepth_batch_complete_min` / `_max`, `thinktime` and `sqthread_poll`;
+//! the others run the reap-any policy (reap_any.rs).
 //!
 //! One iteration gets an io_u (its start_time) and queues it in the engine
 //! (`td_io_queue`). Once `iodepth_batch` are queued, `td_io_commit` marks
@@ -45,6 +46,9 @@ use crate::workload::Ddir;
 pub(crate) enum Step {
     /// Get the next io_u and queue it.
     Iterate,
+    /// A blocking engine's queue call is in progress (null's: its I/O is
+    /// to be reaped): its return comes first (blocking.rs).
+    Queued,
     /// The io_u is queued: reap if the queue is full.
     Tail,
     /// The iteration is over: handle_thinktime.
@@ -74,6 +78,12 @@ impl Host {
             }
             if self.threads[ti].blocked_in_sync() {
                 return (cur, Stop::Sync);
+            }
+            if self.threads[ti].step == Step::Queued {
+                match self.blocking_return(cur, cpu, t, vms, q) {
+                    Ok(at) => cur = at,
+                    Err(stop) => return stop,
+                }
             }
             if std::mem::take(&mut self.threads[ti].poll_reap) {
                 while !self.threads[ti].completed.is_empty() {
@@ -114,6 +124,7 @@ impl Host {
             }
             let th = &mut self.threads[ti];
             match th.step {
+                Step::Queued => unreachable!("a blocking call returns first"),
                 Step::Tail => {
                     let held = th.inflight + th.staged.len() as u32;
                     if held >= th.depth {
@@ -130,7 +141,22 @@ impl Host {
                 }
                 Step::Think => {
                     th.step = Step::Iterate;
-                    if th.last_rw && th.think_ns > 0 && th.think_count >= th.think_last + u64::from(th.think_blocks) {
+                    let due =
+                        th.last_rw && th.think_ns > 0 && th.think_count >= th.think_last + u64::from(th.think_blocks);
+                    // A blocking engine's job thinks only once it has its
+                    // next I/O: one whose time is up, or that has no I/O
+                    // left, ends without the think. fio 3.33 sleeps it
+                    // first (handle_thinktime ends the iteration), then
+                    // ends: a difference of the job's last think only.
+                    let next = due && !th.aio && !th.issuing_done && cur < th.end_ns && {
+                        let drawn = th.next_io(cur);
+                        if let Some((io, unchecked)) = drawn {
+                            th.pending = Some(io);
+                            th.pending_unchecked = unchecked;
+                        }
+                        drawn.is_some()
+                    };
+                    if due && (th.aio || next) {
                         th.think_last = th.think_count;
                         th.quiesce_sleep = Some(Quiesce {
                             sleep_ns: th.think_ns,
@@ -161,6 +187,13 @@ impl Host {
                             Err(at) => return (at, Stop::Tag),
                         }
                         self.threads[ti].getevents = Some((held, held));
+                        continue;
+                    }
+                    if !th.aio {
+                        match self.blocking_queue(cur, cpu, t, vms, hint, q) {
+                            Ok(at) => cur = at,
+                            Err(stop) => return stop,
+                        }
                         continue;
                     }
                     match self.fio_iteration(cur, cpu, t, vms, hint, q) {

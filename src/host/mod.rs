@@ -8,6 +8,7 @@
 //! controller reaches its memory through [`HostPort`].
 
 pub mod block;
+mod blocking;
 pub mod cpu;
 pub mod cpuidle;
 mod fio_loop;
@@ -16,6 +17,7 @@ pub mod jobs;
 pub mod numa;
 pub mod nvme_driver;
 pub mod queue_map;
+mod reap_any;
 pub mod submit;
 pub mod thread;
 mod thread_run;

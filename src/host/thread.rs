@@ -4,8 +4,10 @@
 //! a sync syscall, or for a tag) and is woken by completions, honours
 //! thinktime, rate limits and trace timing as fio 3.33 does, and records
 //! fio's statistics. This file is the thread's state and accounting; its
-//! turn on the CPU is thread_run.rs. Asynchronous jobs with iodepth_batch*
-//! options or a thinktime run fio's own submit/reap loop instead (fio_loop.rs).
+//! turn on the CPU is thread_run.rs, which runs fio's own submit/reap loop
+//! (fio_loop.rs) with the job's engine: asynchronous ones queue, commit
+//! and reap there, the blocking ones and null do each I/O in their queue
+//! call (blocking.rs).
 
 use super::block::request::Request;
 use super::cpu::{Core, Placement, Topology};
@@ -64,9 +66,9 @@ pub(super) enum Pause {
     PollUntil(Ns),
 }
 
-/// Why a thread gave its CPU up at the end of a turn: both loops (the
-/// reap-all loop of thread_run.rs and fio's own loop in fio_loop.rs) end
-/// in one of these, and `Host::park` puts the thread where it says.
+/// Why a thread gave its CPU up at the end of a turn: fio's loop
+/// (fio_loop.rs) ends in one of these, and `Host::park` puts the thread
+/// where it says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Stop {
     /// Between two submissions: other CPUs' events up to now go first,
@@ -254,11 +256,14 @@ pub struct Thread {
     /// fio does not reset after the ramp: a job thinks again only once its
     /// count passes it).
     pub(super) think_last: u64,
-    /// fio's own submit/reap loop (`fio_loop.rs`) instead of the
-    /// reap-everything model: an asynchronous engine with an
-    /// iodepth_batch* option or a thinktime, where when fio submits and
-    /// reaps shows in its counters and its timing.
-    pub(super) fio_loop: bool,
+    /// An asynchronous engine (libaio, io_uring): its I/Os are queued,
+    /// committed and reaped (fio_loop.rs); else a blocking engine or null,
+    /// whose queue call does the I/O (blocking.rs).
+    pub(super) aio: bool,
+    /// An asynchronous job with none of `iodepth_batch*`, `thinktime` or
+    /// `sqthread_poll`: it runs the reap-any policy (reap_any.rs) instead
+    /// of fio's loop.
+    pub(super) reap_any: bool,
     /// iodepth_batch_complete_min / _max (max fixed up as fio does).
     pub(super) batch_min: u32,
     pub(super) batch_max: u32,
@@ -519,16 +524,16 @@ impl Thread {
         Ok(io)
     }
 
-    /// One I/O (or an asynchronous fsync) went down on its own: fio's
-    /// io_u_mark_depth and io_u_mark_submit for it.
+    /// One I/O (or an asynchronous fsync) of an asynchronous engine went
+    /// down on its own: fio's io_u_mark_depth and io_u_mark_submit for it.
     pub(super) fn note_single_submit(&mut self) {
-        if self.fio_loop {
+        if self.reap_any {
+            self.stats.record_iodepth(self.inflight);
+            self.stats.record_submit_batch(1);
+        } else {
             let held = self.inflight + self.staged.len() as u32;
             self.stats.mark_depth(held, 1);
             self.stats.mark_submit(1);
-        } else {
-            self.stats.record_iodepth(self.inflight);
-            self.stats.record_submit_batch(1);
         }
     }
 
@@ -691,9 +696,9 @@ impl Thread {
         // its queue returns FIO_Q_BUSY while the last commit's event is not
         // reaped, and the backend then reaps it (engines/null.c).
         let depth = if sync || null_engine { 1 } else { spec.iodepth.max(1) };
-        let fio_loop = !sync
-            && !null_engine
-            && (sqpoll
+        let aio = !sync && !null_engine;
+        let reap_any = aio
+            && !(sqpoll
                 || spec.iodepth_batch_submit > 1
                 || spec.iodepth_batch_complete_min != 1
                 || spec.iodepth_batch_complete_max > 1
@@ -759,7 +764,8 @@ impl Thread {
             think_blocks: spec.thinktime_blocks.max(1),
             think_count: 0,
             think_last: 0,
-            fio_loop,
+            aio,
+            reap_any,
             batch_min: spec.iodepth_batch_complete_min,
             batch_max: spec.iodepth_batch_complete_max.max(spec.iodepth_batch_complete_min),
             staged: VecDeque::new(),

@@ -1,98 +1,23 @@
 //! A fio thread's turn on its CPU. Every turn begins the same way
 //! (`turn_begin`: migration, the CPU, a context switch, the end of the
 //! ramp; `resume_tag`: a request that waited for a tag goes down;
-//! `sync_returned`) and ends the same way (`park`, from a `Stop`). Between
-//! the two, one of two submit/reap policies runs:
-//!
-//! - the reap-all loop here, for most jobs: reap everything that has
-//!   completed in one call (counted as fio's one-at-a-time loop would),
-//!   then submit up to the iodepth (or one blocking I/O, or an fsync),
-//!   honouring thinktime, rate and trace timing;
-//! - fio 3.33's own loop (backend.c `do_io`) in fio_loop.rs, for the
-//!   asynchronous jobs whose counters and timing depend on when fio
-//!   submits and reaps (`iodepth_batch*`, `thinktime`).
-//!
-//! Both take their next I/O from `Thread::next_io` and check its rate slot
-//! with `Thread::rate_check`. A parked thread waits in io_getevents, a
-//! syscall, a tag wait or a sleep until a completion, a timer or a tag
-//! wakes it (`wake`, `thread_timer`). The thread's own state and accounting
-//! are in thread.rs.
+//! `sync_returned`), runs fio 3.33's submit/reap loop (backend.c `do_io`,
+//! fio_loop.rs) with the job's engine, or the reap-any policy of an
+//! asynchronous job without batching options (reap_any.rs), until the
+//! thread must wait, and ends
+//! the same way (`park`, from a `Stop`). The loop takes its next I/O from
+//! `Thread::next_io` and checks its rate slot with `Thread::rate_check`. A
+//! parked thread waits in io_getevents, a syscall, a tag wait or a sleep
+//! until a completion, a timer or a tag wakes it (`wake`, `thread_timer`).
+//! The thread's own state and accounting are in thread.rs.
 
 use super::block::request::{Request, NO_BIO};
-use super::thread::{Pause, Quiesce, Stop, SyncIssue, Thread, ThreadState, NO_VCPU};
+use super::thread::{Stop, SyncIssue, Thread, ThreadState, NO_VCPU};
 use super::{Guests, Host};
-use crate::nvme::SQE_FUA;
 use crate::sim::Ns;
 use crate::sim::{Event, Queue};
 use crate::ssd::Ssd;
 use crate::workload::Ddir;
-
-/// What a submission round of the reap-all loop ended with.
-struct Round {
-    cur: Ns,
-    /// Why it stopped before the queue was full, if it did.
-    pause: Option<Pause>,
-    /// It gave the other CPUs' events their turn between two submissions.
-    yielded: bool,
-    /// A request must wait for a tag.
-    blocked_tag: bool,
-}
-
-impl Round {
-    /// Where the round leaves its thread `th`.
-    fn stop(self, th: &mut Thread) -> Stop {
-        let Round {
-            mut pause,
-            yielded,
-            blocked_tag,
-            ..
-        } = self;
-        if th.issuing_done && th.inflight == 0 && th.tag_req.is_none() {
-            if th.next_phase(self.cur) {
-                // A verify job's next phase (Thread::next_phase) runs at once.
-                Stop::Again
-            } else {
-                Stop::Done
-            }
-        } else {
-            if let Some(Pause::Quiesce(qs)) = pause {
-                th.quiesce_sleep = Some(qs);
-            }
-            if th.issuing_done {
-                // The job is over: no sleep, only the in-flight I/O to reap.
-                th.quiesce_sleep = None;
-                pause = None;
-            }
-            if yielded {
-                Stop::Yield
-            } else if blocked_tag {
-                Stop::Tag
-            } else if th.blocked_in_sync() {
-                // Asleep in fsync(2): only its flush's completion wakes it.
-                Stop::Sync
-            } else if !th.completed.is_empty() {
-                Stop::Again
-            } else if let Some(qs) = th.quiesce_sleep {
-                if th.inflight > 0 {
-                    // io_u_quiesce: blocked in io_getevents until all is
-                    // reaped (any completion wakes it: min 0).
-                    Stop::Wait { min: 0, poll: false }
-                } else {
-                    th.quiesce_sleep = None;
-                    Stop::Sleep(qs)
-                }
-            } else if let Some(Pause::PollUntil(due)) = pause {
-                // Reap completions as they come (fio 3.36 polls io_getevents
-                // in iolog_delay) and issue the next request at its trace time.
-                Stop::Poll(due)
-            } else if th.inflight > 0 {
-                Stop::Wait { min: 0, poll: false }
-            } else {
-                Stop::Again
-            }
-        }
-    }
-}
 
 impl Host {
     /// A fio thread gets the CPU. Returns true when the thread has finished.
@@ -108,31 +33,15 @@ impl Host {
             // A new round: its first submission pays the syscall.
             self.threads[ti].in_batch = 0;
         }
-        let (mut cur, synced) = self.sync_returned(cur, t);
-        if self.threads[ti].fio_loop {
-            let (end, stop) = if blocked_tag {
-                (cur, Stop::Tag)
-            } else {
-                self.fio_loop(cur, cpu, t, vms, hint, q)
-            };
-            return self.park(end, begin, cpu, t, stop, q);
-        }
-        // Reap everything that has completed (not between two submissions
-        // of one round: fio reaps when the queue is full or the round ends;
-        // not while asleep for a tag in the middle of a split bio, nor in
-        // the turn an fsync returned or while it has not).
-        let mut blocked_tag = blocked_tag;
-        let may_reap = !resuming && !synced && !self.threads[ti].blocked_in_sync();
-        if may_reap && !blocked_tag {
-            (cur, blocked_tag) = self.o_sync_flushes(cur, cpu, t, vms, q);
-        }
-        if may_reap && !blocked_tag && !self.threads[ti].completed.is_empty() {
-            cur = self.reap_all(cur, t);
-        }
-        let round = self.submit_round(cur, cpu, t, vms, hint, q, blocked_tag);
-        let cur = round.cur;
-        let stop = round.stop(&mut self.threads[ti]);
-        self.park(cur, begin, cpu, t, stop, q)
+        let (cur, synced) = self.sync_returned(cur, t);
+        let (end, stop) = if self.threads[ti].reap_any {
+            self.reap_any(cur, cpu, t, vms, hint, q, !resuming && !synced, blocked_tag)
+        } else if blocked_tag {
+            (cur, Stop::Tag)
+        } else {
+            self.fio_loop(cur, cpu, t, vms, hint, q)
+        };
+        self.park(end, begin, cpu, t, stop, q)
     }
 
     /// The start of thread `t`'s turn at `now`: it may migrate (unless it
@@ -244,7 +153,7 @@ impl Host {
                 th.inflight += 1;
                 if th.in_sync == Some(r) {
                     th.stats.record_sync_depth(th.inflight, th.sync);
-                } else if th.fio_loop {
+                } else if th.aio && !th.reap_any {
                     // Part of an io_submit: its depth was marked when the
                     // batch was committed (io_uring's fsync goes alone).
                     if !th.committing {
@@ -282,262 +191,8 @@ impl Host {
         (cur, synced)
     }
 
-    /// A sync engine's O_SYNC write whose data is written: its syscall goes
-    /// on through generic_write_sync to flush. Returns (time, whether the
-    /// flush must wait for a tag).
-    fn o_sync_flushes(&mut self, mut cur: Ns, cpu: u32, t: u32, vms: &mut dyn Guests, q: &mut Queue) -> (Ns, bool) {
-        let ti = t as usize;
-        let (fsync_path_ns, flush_request_ns) = (self.env.costs.fsync_path_ns, self.env.costs.flush_request_ns);
-        let mut blocked_tag = false;
-        let mut i = 0;
-        while i < self.threads[ti].completed.len() {
-            let r = self.threads[ti].completed[i];
-            if !self.reqs.get(r).then_flush {
-                i += 1;
-                continue;
-            }
-            self.reqs.get_mut(r).then_flush = false;
-            let t0 = cur;
-            cur += fsync_path_ns;
-            if self.driver.vwc {
-                // blkdev_issue_flush: the empty flush goes down and the
-                // syscall sleeps until it completes.
-                self.threads[ti].completed.remove(i);
-                cur += flush_request_ns;
-                let prio = self.threads[ti].prio;
-                let hctx = self.map.for_flush(cpu, prio);
-                let f = self.reqs.insert(Request {
-                    flush_for: r,
-                    ..Request::flush(t, prio, cur, hctx)
-                });
-                match self.submit_host(cur, cpu, f, vms, q) {
-                    Ok(done) => cur = done,
-                    Err(at) => {
-                        cur = at;
-                        self.threads[ti].tag_req = Some(f);
-                        blocked_tag = true;
-                    }
-                }
-            } else {
-                // submit_bio_noacct ends the flush at once: the write is done.
-                i += 1;
-            }
-            self.threads[ti].sys_ns += cur - t0;
-            if blocked_tag {
-                break;
-            }
-        }
-        (cur, blocked_tag)
-    }
-
-    /// Reap everything that has completed in one call (the engine's
-    /// io_getevents, or each blocking call's return), counted as fio's
-    /// one-at-a-time loop would count it (JobStats::record_complete_batch).
-    fn reap_all(&mut self, mut cur: Ns, t: u32) -> Ns {
-        let ti = t as usize;
-        let c = &self.env.costs;
-        let n = self.threads[ti].completed.len() as u64;
-        if !self.threads[ti].sync && !self.threads[ti].null_engine {
-            cur += c.reap_syscall_ns;
-            self.threads[ti].sys_ns += c.reap_syscall_ns;
-        }
-        cur += c.reap_per_io_ns * n;
-        self.threads[ti].usr_ns += c.reap_per_io_ns * n;
-        let th = &mut self.threads[ti];
-        if th.null_engine {
-            // fio's null engine returns one event per io_getevents
-            // (nothing at all at iodepth=1: it is FIO_SYNCIO then).
-            if !th.null_sync {
-                for _ in 0..n {
-                    th.stats.mark_complete(1);
-                }
-            }
-        } else {
-            th.stats.record_complete_batch(n as u32);
-        }
-        while let Some(r) = th.completed.pop_front() {
-            let req = self.reqs.remove(r);
-            if th.reaped(&req, cur) {
-                self.ios_completed += 1;
-            }
-        }
-        cur
-    }
-
-    /// Submit until the queue is full (nothing while quiescing or in an
-    /// fsync), one I/O per call for the blocking engines, yielding between
-    /// submissions to the other CPUs' events.
-    #[allow(clippy::too_many_arguments)]
-    fn submit_round(
-        &mut self,
-        mut cur: Ns,
-        cpu: u32,
-        t: u32,
-        vms: &mut dyn Guests,
-        hint: Option<&Ssd>,
-        q: &mut Queue,
-        mut blocked_tag: bool,
-    ) -> Round {
-        let ti = t as usize;
-        let c = self.env.costs.clone();
-        if cur >= self.threads[ti].end_ns {
-            self.threads[ti].issuing_done = true;
-        }
-        let mut pause: Option<Pause> = None;
-        let mut yielded = false;
-        while !blocked_tag
-            && !self.threads[ti].issuing_done
-            && self.threads[ti].inflight < self.threads[ti].depth
-            && self.threads[ti].quiesce_sleep.is_none()
-            && self.threads[ti].in_sync.is_none()
-        {
-            let th = &mut self.threads[ti];
-            let Some((io, unchecked)) = th.next_io(cur) else {
-                break;
-            };
-            // thinktime: after every thinktime_blocks I/Os, reap everything
-            // in flight, then sleep (fio's handle_thinktime). Here (blocking
-            // engines, null) each I/O completes in its own call, so the
-            // I/Os issued are the I/Os completed fio counts.
-            if th.think_ns > 0 && th.think_count >= th.think_last + u64::from(th.think_blocks) {
-                th.think_last = th.think_count;
-                th.pending = Some(io);
-                th.pending_unchecked = unchecked;
-                pause = Some(Pause::Quiesce(Quiesce {
-                    sleep_ns: th.think_ns,
-                    release_pending: false,
-                }));
-                break;
-            }
-            // fsync=N / fdatasync=N: fio's get_io_u picks the sync before
-            // any direction (and before a rate wait); the I/O waits behind
-            // it, to be decided again at the next get_io_u.
-            if let Some(datasync) = unchecked.then(|| th.sync_due()).flatten() {
-                th.pending = Some(io);
-                th.pending_unchecked = true;
-                match self.issue_sync(cur, cpu, t, datasync, vms, q) {
-                    SyncIssue::Done(at) => {
-                        cur = at;
-                        continue;
-                    }
-                    SyncIssue::InFlight(at) => {
-                        cur = at;
-                        let th = &self.threads[ti];
-                        if th.in_sync.is_some() || th.sync {
-                            break;
-                        }
-                        if !th.issuing_done && th.inflight < th.depth {
-                            yielded = true;
-                            break;
-                        }
-                        continue;
-                    }
-                    SyncIssue::Blocked(at) => {
-                        cur = at;
-                        blocked_tag = true;
-                        break;
-                    }
-                }
-            }
-            let th = &mut self.threads[ti];
-            let io = match th.rate_check(io, cur) {
-                Ok(io) => io,
-                Err(p) => {
-                    pause = Some(p);
-                    break;
-                }
-            };
-            th.think_count += 1;
-            if th.null_engine {
-                // fio's null engine: the I/O is done when queued; only the
-                // application's own per-I/O work is spent, no syscall.
-                let issue = cur;
-                cur += c.app_per_io_ns;
-                th.usr_ns += c.app_per_io_ns;
-                th.ios_submitted += 1;
-                th.stats.record_issue(io.ddir);
-                let r = self.reqs.insert(Request::new(t, io, issue, 0));
-                th.writes_issued += u64::from(io.ddir == Ddir::Write);
-                th.completed.push_back(r);
-                th.inflight += 1;
-                // io_u_mark_depth at depth 1 (see `depth`); a commit of one,
-                // unless it is FIO_SYNCIO (iodepth=1), which has none.
-                th.stats.mark_depth(th.inflight, 1);
-                if !th.null_sync {
-                    th.stats.mark_submit(1);
-                }
-                if th.sync {
-                    break;
-                }
-                continue;
-            }
-            if let Some(ssd) = hint {
-                ssd.ftl.prefetch((io.offset / self.unit_bytes) as u32);
-            }
-            let issue = cur;
-            cur += c.app_per_io_ns;
-            th.usr_ns += c.app_per_io_ns;
-            let mut sys = c.bio_setup_ns - th.setup_saved;
-            if th.in_batch == 0 {
-                sys += c.syscall_ns;
-            }
-            th.in_batch = (th.in_batch + 1) % th.batch_submit;
-            cur += sys;
-            th.sys_ns += sys;
-            th.ios_submitted += 1;
-            th.stats.record_issue(io.ddir);
-            let hctx = self.hctx_for(t, cpu, &io);
-            let r = self.reqs.insert(Request::new(t, io, issue, hctx));
-            let th = &mut self.threads[ti];
-            if io.ddir == Ddir::Write {
-                th.writes_issued += 1;
-                if th.o_sync {
-                    let req = self.reqs.get_mut(r);
-                    // REQ_FUA reaches the device only if it has a volatile
-                    // cache (blk-core.c strips it otherwise).
-                    if self.driver.vwc {
-                        req.flags = SQE_FUA;
-                    }
-                    req.then_flush = th.sync;
-                }
-            }
-            let t0 = cur;
-            match self.submit_one(cur, cpu, t, r, vms, q) {
-                Ok(done) => cur = done,
-                Err((at, waiting)) => {
-                    self.threads[ti].sys_ns += at - t0;
-                    cur = at;
-                    self.threads[ti].tag_req = Some(waiting);
-                    blocked_tag = true;
-                    break;
-                }
-            }
-            self.threads[ti].sys_ns += cur - t0;
-            let th = &mut self.threads[ti];
-            th.inflight += 1;
-            th.stats.record_iodepth(th.inflight);
-            th.stats.record_submit_batch(1);
-            if th.sync {
-                break;
-            }
-            // Give the other CPUs' events up to `cur` their turn before the
-            // next submission, so shared locks and queues see arrivals from
-            // all CPUs in time order rather than one thread's whole round first.
-            if !th.issuing_done && th.inflight < th.depth {
-                yielded = true;
-                break;
-            }
-        }
-        Round {
-            cur,
-            pause,
-            yielded,
-            blocked_tag,
-        }
-    }
-
     /// End thread `t`'s turn on `cpu` (begun at `begin`) at `cur`: put it
-    /// where `stop` says, for either loop. Returns true when the thread has
+    /// where `stop` says. Returns true when the thread has
     /// finished.
     pub(super) fn park(&mut self, cur: Ns, begin: Ns, cpu: u32, t: u32, stop: Stop, q: &mut Queue) -> bool {
         self.cores[cpu as usize].busy_until = cur;

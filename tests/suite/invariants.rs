@@ -388,3 +388,37 @@ fn read_ahead_serves_a_sequential_stream_from_dram_and_keeps_every_invariant() {
     assert!(ra.len() <= 2 * 32, "{} pages buffered", ra.len());
     m.ssd_mut().unwrap().ftl.check_invariants().unwrap();
 }
+
+/// The blocking engines and null through fio's loop (each I/O done in its
+/// queue call): every I/O completes exactly once, on a drive and on a null
+/// device that completes in the submitting call (single queue, softirq),
+/// with O_SYNC writes, fsyncs, a thinktime and a rate.
+#[test]
+fn every_blocking_engine_io_completes_exactly_once_even_when_completed_in_the_call() {
+    let null =
+        "[device]\nextends = \"null\"\nblock_layer = \"single-queue\"\nelevator = \"noop\"\nirqmode = \"softirq\"\n";
+    let null = config::load_machine(Some(("null.toml", null)), None, None).unwrap();
+    let jobs = [
+        "ioengine=psync\nrw=randread\n",
+        "ioengine=psync\nrw=randwrite\nsync=1\n",
+        "ioengine=pvsync2\nrw=randwrite\nfsync=4\n",
+        "ioengine=psync\nrw=randread\nthinktime=20us\nthinktime_blocks=3\n",
+        "ioengine=sync\nrw=randrw\nrate_iops=50000\n",
+        "ioengine=null\nrw=randread\niodepth=4\nthinktime=5us\n",
+        "ioengine=null\nrw=randread\n",
+    ];
+    for (name, cfg) in [("tiny", tiny()), ("null", null)] {
+        for spec in jobs {
+            let job = format!(
+                "[global]\nfilename=/dev/nvme0n1\ndirect=1\nbs=4k\ntime_based=1\nruntime=60\n[a]\n{spec}number_ios=2000\nnumjobs=2\n"
+            );
+            let (mut m, jobs) = machine(cfg.clone(), &job, Precondition::SteadyState, 1);
+            m.run(&jobs, &mut |_, _| {});
+            for t in m.host().threads() {
+                assert_eq!(t.ios_submitted, t.ios_completed, "{name}: {spec}");
+                assert_eq!(t.ios_completed, 2000, "{name}: {spec}");
+            }
+            assert_eq!(m.outstanding_requests(), 0, "{name}: {spec}");
+        }
+    }
+}
