@@ -63,6 +63,16 @@ const WORKLOADS: &[Workload] = &[
         unit: "us",
     },
     Workload {
+        name: "4 KiB random write, QD1",
+        file: "randwrite-4k-qd1.fio",
+        job: include_str!("datasheet/randwrite-4k-qd1.fio"),
+        // As the high-depth random write: a sequential fill instead when
+        // the sheet's figures are not steady-state ones.
+        pre: Precondition::Sustained,
+        metric: "write_iops_qd1",
+        unit: "IOPS",
+    },
+    Workload {
         name: "4 KiB sequential read latency, QD1",
         file: "seqread-4k-qd1.fio",
         job: include_str!("datasheet/seqread-4k-qd1.fio"),
@@ -90,7 +100,7 @@ fn sum_dir(v: &Value, dir: &str, key: &str) -> f64 {
 fn measure(v: &Value, metric: &str) -> f64 {
     match metric {
         "read_iops" => sum_dir(v, "read", "iops"),
-        "write_iops" => sum_dir(v, "write", "iops"),
+        "write_iops" | "write_iops_qd1" => sum_dir(v, "write", "iops"),
         // fio's bw_bytes is B/s; datasheets use decimal MB/s.
         "read_bw" => sum_dir(v, "read", "bw_bytes") / 1e6,
         "write_bw" => sum_dir(v, "write", "bw_bytes") / 1e6,
@@ -178,6 +188,7 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
         for w in WORKLOADS {
             if (w.metric == "seq_read_lat_mean" && ds.seq_read_latency_4k_qd1_ns.is_none())
                 || (w.metric == "seq_write_lat_mean" && ds.seq_write_latency_4k_qd1_ns.is_none())
+                || (w.metric == "write_iops_qd1" && ds.rand_write_4k_qd1_iops.is_none())
             {
                 continue;
             }
@@ -196,7 +207,8 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
             };
             let job = if quick { with_runtime(&job, "200ms") } else { job };
             write(dir, &format!("jobs/{file}"), &job)?;
-            let pre = if w.metric == "write_iops" && !ds.rand_write_is_steady_state {
+            let random_write = matches!(w.metric, "write_iops" | "write_iops_qd1");
+            let pre = if random_write && !ds.rand_write_is_steady_state {
                 // A fresh-out-of-box figure is measured on a drive that has
                 // been filled once but not yet driven into GC.
                 Precondition::Sequential
@@ -210,6 +222,7 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
             let sheet = match w.metric {
                 "read_iops" => ds.rand_read_4k_iops,
                 "write_iops" => ds.rand_write_4k_iops,
+                "write_iops_qd1" => ds.rand_write_4k_qd1_iops.unwrap_or(f64::NAN),
                 "read_bw" => ds.seq_read_128k_bytes_per_s / 1e6,
                 "write_bw" => ds.seq_write_128k_bytes_per_s / 1e6,
                 "seq_read_lat_mean" => ds.seq_read_latency_4k_qd1_ns.unwrap_or(f64::NAN) / 1e3,
@@ -237,7 +250,7 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
                 misses.push((tol < 20.0, format!("{name} {wname} {err:+.1}%")));
             }
             side.push((name.to_string(), wname.clone(), sim, sheet, w.unit));
-            let label = if w.metric == "write_iops" && !ds.rand_write_is_steady_state {
+            let label = if random_write && !ds.rand_write_is_steady_state {
                 format!(
                     "{} (datasheet figure is fresh-out-of-box: measured after a sequential fill)",
                     wname

@@ -259,3 +259,41 @@ fn bad_input_is_named_before_any_search() {
         &["run.json: not fio JSON output"],
     );
 }
+
+/// Every calibrated drive preset (one that extends its `-sourced` variant)
+/// is what its shipped calibration wrote: `calibration/<name>/targets.toml`
+/// fits the `-sourced` preset, has fit rows, and its output config's
+/// `[device]` is the preset's, less the description the preset adds (the
+/// `[host]` it ran on stays out of the preset).
+#[test]
+fn every_calibrated_preset_is_its_calibration_output() {
+    use nvmesim::calibrate::targets::{Role, TargetsFile};
+    use nvmesim::config;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut calibrated = Vec::new();
+    for (name, text) in config::DEVICE_PRESETS {
+        let sourced = format!("{name}-sourced");
+        if config::preset_extends("device", name).as_deref() != Some(sourced.as_str()) {
+            continue;
+        }
+        let dir = root.join("calibration").join(name);
+        let t = TargetsFile::load(&dir.join("targets.toml")).unwrap();
+        assert_eq!(t.base.as_deref(), Some(sourced.as_str()), "{name}");
+        assert_eq!(t.name.as_deref(), Some(*name), "{name}");
+        assert!(t.targets.iter().any(|x| x.role == Role::Fit), "{name}: no fit row");
+        let out: toml::Table =
+            toml::from_str(&std::fs::read_to_string(dir.join(format!("{name}.toml"))).unwrap()).unwrap();
+        let shipped: toml::Table = toml::from_str(text).unwrap();
+        let mut dev = shipped["device"].as_table().unwrap().clone();
+        assert!(dev.remove("description").is_some(), "{name}: no description");
+        assert_eq!(Some(&dev), out["device"].as_table(), "{name}");
+        assert_eq!(shipped.keys().collect::<Vec<_>>(), ["device"], "{name}");
+        assert!(out.contains_key("host"), "{name}");
+        let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+        assert!(report.contains(&format!("Base: `{sourced}`")), "{name}");
+        calibrated.push(*name);
+    }
+    for name in ["intel-750-400g", "samsung-970pro-1t", "samsung-pm1725a"] {
+        assert!(calibrated.contains(&name), "{name} is not calibrated: {calibrated:?}");
+    }
+}

@@ -99,6 +99,8 @@ fn presets_lists_hosts_and_devices() {
     for name in [
         "intel-750-400g",
         "samsung-pm1725a",
+        "samsung-970pro-1t",
+        "samsung-970pro-1t-sourced",
         "null",
         "xeon-e5506-2s",
         "dell-r720-2s",

@@ -1,9 +1,10 @@
 //! fio's durability options on the whole stack: `sync=1` (O_SYNC),
 //! `fsync=N` and `fdatasync=N` on a block device. With a volatile write
 //! cache (Identify VWC = 1) an O_SYNC write is a FUA write that completes
-//! once its data is programmed, and every fsync is an NVMe Flush; without
-//! one (both shipped presets) the block layer drops FUA and completes the
-//! flush itself, so only host CPU is added.
+//! once its data is programmed, and every fsync is an NVMe Flush (the
+//! shipped 970 PRO preset has one); without one (the 750 and PM1725a
+//! presets) the block layer drops FUA and completes the flush itself, so
+//! only host CPU is added.
 
 use nvmesim::config::{self, MachineConfig};
 use nvmesim::machine::{Machine, Precondition, RunOptions};
@@ -78,6 +79,34 @@ fn o_sync_writes_wait_for_nand_on_a_volatile_cache() {
     assert_eq!(osync.ctrl().fua_writes(), writes);
     assert_eq!(osync.ctrl().flushes(), writes);
     assert_eq!((plain.ctrl().fua_writes(), plain.ctrl().flushes()), (0, 0));
+}
+
+#[test]
+fn o_sync_writes_wait_for_nand_on_the_970_pro() {
+    // The client drive ships with a volatile write cache: a plain write is
+    // acknowledged from DRAM, an O_SYNC one only once programmed, so one
+    // job's O_SYNC rate is bounded by the program time.
+    for dev in ["samsung-970pro-1t", "samsung-970pro-1t-sourced"] {
+        let cfg = preset(dev);
+        assert!(cfg.device.ssd.as_ref().unwrap().cache.volatile, "{dev}");
+        let tprog = min_tprog(&cfg) as f64;
+        let plain = run(preset(dev), &format!("{QD1}runtime=40ms\n[w]\n"));
+        let osync = run(cfg, &format!("{QD1}runtime=40ms\n[w]\nsync=1\n"));
+        let (a, b) = (write_clat(&plain), write_clat(&osync));
+        assert!(a < tprog / 10.0, "{dev}: plain write {a:.0} ns vs tPROG {tprog:.0} ns");
+        assert!(
+            b >= tprog,
+            "{dev}: O_SYNC write {b:.0} ns, less than a program ({tprog:.0} ns)"
+        );
+        let writes = osync.ctrl().writes();
+        assert!(writes > 5, "{dev}");
+        assert_eq!(
+            (osync.ctrl().fua_writes(), osync.ctrl().flushes()),
+            (writes, writes),
+            "{dev}"
+        );
+        assert_eq!((plain.ctrl().fua_writes(), plain.ctrl().flushes()), (0, 0), "{dev}");
+    }
 }
 
 #[test]

@@ -479,6 +479,9 @@ pub struct DatasheetFigures {
     /// 4 KiB *sequential* write latency at QD1, for sheets that state it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq_write_latency_4k_qd1_ns: Option<f64>,
+    /// 4 KiB random write IOPS at QD1 (one job), for sheets that state it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rand_write_4k_qd1_iops: Option<f64>,
     /// Jobs (each at QD32) of the peak random-read row. A sheet's peak IOPS
     /// is the drive's ceiling, so the row must not be bound by the test
     /// host's submitting CPUs: 4 (the default, the way Intel and most
