@@ -184,10 +184,30 @@ pub fn load_machine(
     let host: HostConfig = Value::Table(resolve("host", h, DEFAULT_HOST).map_err(|e| named("host", host, e))?)
         .try_into()
         .map_err(|e: toml::de::Error| hint("host", own_h, schema_error(path, text, "host", &e)))?;
-    let device: DeviceConfig =
-        Value::Table(resolve("device", d, DEFAULT_DEVICE).map_err(|e| named("device", device, e))?)
-            .try_into()
-            .map_err(|e: toml::de::Error| hint("device", own_d, schema_error(path, text, "device", &e)))?;
+    let dt = resolve("device", d, DEFAULT_DEVICE).map_err(|e| named("device", device, e))?;
+    if let Some((table, key, why)) = super::misplaced_media_key(&dt) {
+        let mut at: Vec<&str> = table.split('.').collect();
+        if !key.is_empty() {
+            at.push(&key);
+        }
+        let whose = if text.and_then(|t| key_line(t, &at)).is_some() {
+            "remove it"
+        } else {
+            "it comes from the NAND preset the device extends: extend a media = \"xpoint\" preset, or give the device a `name` of its own"
+        };
+        let key = if key.is_empty() {
+            String::new()
+        } else {
+            format!(" {key}")
+        };
+        return Err(format!(
+            "{}: [{table}]{key}: {why}; {whose} (the device has media = \"xpoint\")",
+            at_key(path, text, &at)
+        ));
+    }
+    let device: DeviceConfig = Value::Table(dt)
+        .try_into()
+        .map_err(|e: toml::de::Error| hint("device", own_d, schema_error(path, text, "device", &e)))?;
     if let Some(r) = &device.queue_map.read_write_ratio {
         super::parse_ratio(r).map_err(|e| format!("{path}: [device.queue_map]: {e}"))?;
     }

@@ -11,7 +11,7 @@
 //!
 //! The tables live in `schema/`: `host.rs` (`[host]`), `device.rs`
 //! (`[device]`: block layer, queue map, HMB, PCIe, NVMe), `arbitration.rs`,
-//! `ssd.rs` (`[device.ssd]`) and `vm.rs` (`[[vm]]`).
+//! `ssd.rs` (`[device.ssd]`), `xpoint.rs` (`[device.ssd.xpoint]`) and `vm.rs` (`[[vm]]`).
 
 use super::validate::*;
 use serde::{Deserialize, Serialize};
@@ -21,11 +21,13 @@ mod device;
 mod host;
 mod ssd;
 mod vm;
+mod xpoint;
 pub use arbitration::*;
 pub use device::*;
 pub use host::*;
 pub use ssd::*;
 pub use vm::*;
+pub use xpoint::*;
 
 /// The whole simulated machine.
 #[derive(Debug, Clone, Serialize, Deserialize)]

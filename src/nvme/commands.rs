@@ -330,7 +330,9 @@ impl Controller {
         let count = ((io.offset + io.len as u64).div_ceil(ub) - first) as u32;
         let lo = ssd.cache.arrived;
         ssd.write_arrived(now, first, count, q);
-        if io.flags & SQE_FUA != 0 && !ssd.wait_durable(now, cid, lo, ssd.cache.arrived, q) {
+        // A write-through medium (3D XPoint) completes every write once it
+        // is on the medium, as a FUA write to a volatile cache.
+        if (io.flags & SQE_FUA != 0 || ssd.write_through) && !ssd.wait_durable(now, cid, lo, ssd.cache.arrived, q) {
             return;
         }
         self.post_cqe(now, cid, host, q);

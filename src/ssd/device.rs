@@ -17,21 +17,27 @@
 //!   program units, Flush/FUA durability with a volatile cache, trims
 //!   (`WriteBack`).
 //! * `gc.rs`: garbage collection: victims, copies, erases, pacing (`Gc`).
+//! * `xpoint.rs`: the 3D XPoint medium (`[device.ssd] media = "xpoint"`):
+//!   fixed locations, in-place writes, no GC (`XPoint`). The read path and
+//!   the write buffer hand a drive with one to it at their entry; the dies,
+//!   channels and operation table are the same.
 
 mod dies;
 mod gc;
 mod read;
 mod write;
+mod xpoint;
 
 use super::cache::WriteCache;
 use super::flash::{Channel, Die};
 use super::ftl::{FlashGeometry, Ftl};
 use super::readahead::ReadAhead;
-use crate::config::SsdConfig;
+use crate::config::{MediaKind, SsdConfig};
 use dies::{Nand, OpTable};
 use gc::Gc;
 use read::ReadState;
 use write::WriteBack;
+use xpoint::XPoint;
 
 /// How a read command will be served.
 pub enum ReadPlan {
@@ -104,10 +110,21 @@ pub struct Ssd {
     pub padded_programs: u64,
     /// Flush / FUA commands that had to wait for NAND.
     pub durability_waits: u64,
+    /// Writes complete once their data is on the medium (3D XPoint's
+    /// `write_through`; false on NAND: the buffer acknowledges).
+    pub write_through: bool,
+    /// User programs are tracked until they end, for commands that wait on
+    /// them: a volatile buffer's Flush/FUA, or every write with `write_through`.
+    track_programs: bool,
+    /// The 3D XPoint medium (`media = "xpoint"`); None: NAND.
+    xp: Option<Box<XPoint>>,
 }
 
 impl Ssd {
     pub fn new(c: &SsdConfig, verify: bool) -> Result<Self, String> {
+        if c.media == MediaKind::XPoint {
+            return Ssd::new_xpoint(c, verify);
+        }
         let n = &c.nand;
         if !n.page_bytes.is_multiple_of(c.mapping_unit_bytes) {
             return Err("nand.page_bytes must be a multiple of mapping_unit_bytes".into());
@@ -158,21 +175,30 @@ impl Ssd {
         let mut ftl = Ftl::new(geom.clone(), logical_pages as u32, n.pages_per_program, verify)
             .map_err(|e| format!("the FTL's maps of {logical_pages} logical and {phys} physical mapping units: {e}"))?;
         ftl.set_victim_policy(c.gc.victim_policy);
-        let dies = (geom.channels * geom.dies_per_channel) as usize;
         let program_slots = ftl.slots_per_die_program();
-        Ok(Ssd {
+        let mut ssd = Ssd::assemble(c, verify, ftl, geom, Nand::new(c), logical_pages);
+        ssd.program_slots = program_slots;
+        ssd.read_ahead = read_ahead;
+        Ok(ssd)
+    }
+
+    /// A drive of config `c` over `ftl` with geometry `geom` and array
+    /// timings `nand`, every counter at zero.
+    fn assemble(c: &SsdConfig, verify: bool, ftl: Ftl, geom: FlashGeometry, nand: Nand, logical_pages: u64) -> Ssd {
+        let dies = (geom.channels * geom.dies_per_channel) as usize;
+        Ssd {
             ftl,
             cache: WriteCache::new(c.cache.capacity_bytes),
             dies: vec![Die::default(); dies],
             channels: vec![Channel::default(); geom.channels as usize],
             geom,
             ops: OpTable::default(),
-            nand: Nand::new(c),
+            nand,
             rd: ReadState::default(),
             wb: WriteBack::default(),
             gc: Gc::new(&c.gc, dies),
             unit_bytes: c.mapping_unit_bytes as u64,
-            program_slots,
+            program_slots: 1,
             logical_pages,
             verify,
             verify_failures: 0,
@@ -185,7 +211,7 @@ impl Ssd {
             die_reads_started: 0,
             die_read_wait_ns: 0,
             trimmed_units: 0,
-            read_ahead,
+            read_ahead: None,
             suspend_on: c.suspend.enabled(),
             program_suspends: 0,
             erase_suspends: 0,
@@ -194,7 +220,10 @@ impl Ssd {
             volatile_cache: c.cache.volatile,
             padded_programs: 0,
             durability_waits: 0,
-        })
+            write_through: false,
+            track_programs: c.cache.volatile,
+            xp: None,
+        }
     }
 }
 

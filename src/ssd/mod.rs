@@ -75,6 +75,11 @@ impl Ssd {
         working_set_end: u64,
     ) -> Result<Ssd, String> {
         let mut ssd = Ssd::new(s, verify)?;
+        if ssd.is_xpoint() {
+            // Written in place at fixed locations: no layout to build, and
+            // every precondition is the fresh drive (steady state = fresh).
+            return Ok(ssd);
+        }
         match pre {
             Precondition::None => {}
             Precondition::Sequential => ssd.ftl.precondition_sequential(1.0),

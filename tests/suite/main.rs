@@ -35,3 +35,4 @@ mod suspend;
 mod sweep;
 mod uring;
 mod virt;
+mod xpoint;

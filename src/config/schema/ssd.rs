@@ -11,8 +11,20 @@ pub struct SsdConfig {
     pub user_capacity_bytes: u64,
     /// FTL mapping unit (logical page), normally 4 KiB.
     pub mapping_unit_bytes: u32,
+    /// The storage medium behind the controller: NAND flash (the default;
+    /// `[device.ssd.nand]` and `[device.ssd.gc]`) or 3D XPoint
+    /// (`[device.ssd.xpoint]`; no erase blocks, no GC).
+    #[serde(default, skip_serializing_if = "MediaKind::is_default")]
+    pub media: MediaKind,
+    /// NAND geometry and timing (media = "nand"; absent with "xpoint").
+    #[serde(default, skip_serializing_if = "NandConfig::is_unset")]
     pub nand: NandConfig,
+    /// 3D XPoint geometry and timing (media = "xpoint" only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xpoint: Option<XPointConfig>,
     pub cache: WriteCacheConfig,
+    /// Garbage collection (media = "nand"; absent with "xpoint").
+    #[serde(default, skip_serializing_if = "GcConfig::is_unset")]
     pub gc: GcConfig,
     /// Die scheduling between user reads, user writes and GC.
     #[serde(default)]
@@ -34,8 +46,26 @@ impl SsdConfig {
     /// NAND, the write cache holds a program unit, and GC's free pool leaves
     /// room for the user capacity.
     pub fn check(&self, c: &Check) -> Result<(), String> {
+        if self.media == MediaKind::XPoint {
+            return self.check_xpoint(c);
+        }
+        if self.xpoint.is_some() {
+            return Err(c
+                .table("device.ssd.xpoint")
+                .err("is the table of media = \"xpoint\"; this device's [device.ssd] media is \"nand\"".to_string()));
+        }
         let n = &self.nand;
         let nt = c.table("device.ssd.nand");
+        if n.is_unset() {
+            return Err(c
+                .table("device.ssd")
+                .err("media = \"nand\" needs a [device.ssd.nand] table (the NAND geometry and timing)".to_string()));
+        }
+        if self.gc.is_unset() {
+            return Err(c.table("device.ssd").err(
+                "media = \"nand\" needs a [device.ssd.gc] table (the garbage collection thresholds)".to_string(),
+            ));
+        }
         n.check(&nt)?;
         let t = c.table("device.ssd");
         let why = "512 B to the NAND page";
@@ -249,7 +279,7 @@ impl ReadAheadConfig {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NandConfig {
     pub channels: u32,
@@ -291,6 +321,12 @@ pub struct NandConfig {
 }
 
 impl NandConfig {
+    /// No `[device.ssd.nand]` table was given (media = "xpoint"): every
+    /// NAND geometry has at least one channel.
+    pub fn is_unset(&self) -> bool {
+        self.channels == 0
+    }
+
     /// Blocks of one die (planes x blocks per plane).
     pub fn blocks_per_die(&self) -> u64 {
         u64::from(self.planes_per_die) * u64::from(self.blocks_per_plane)
@@ -391,7 +427,7 @@ impl WriteCacheConfig {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GcConfig {
     /// Start GC on a die when its free blocks (summed over its planes) drop to this.
@@ -420,6 +456,12 @@ pub struct GcConfig {
 }
 
 impl GcConfig {
+    /// No `[device.ssd.gc]` table was given (media = "xpoint"): NAND GC
+    /// starts at one free block at least ([`GcConfig::check`]).
+    pub fn is_unset(&self) -> bool {
+        self.start_free_blocks == 0 && self.stop_free_blocks == 0
+    }
+
     /// Each level within one die's blocks, urgent <= start <= stop, and a
     /// start level of at least 1 ([`SsdConfig::check`] checks that the stop
     /// level leaves room for the user capacity).
@@ -498,6 +540,15 @@ macro_rules! policy_enum {
             }
         }
     };
+}
+
+policy_enum! {
+    /// `[device.ssd] media`: what stores the data behind the controller.
+    MediaKind {
+        #[default]
+        Nand = "nand", "NAND flash: pages programmed out of place into erase blocks, GC ([device.ssd.nand], [device.ssd.gc])";
+        XPoint = "xpoint", "3D XPoint: in-place writes at fixed locations, no erase blocks, no GC ([device.ssd.xpoint])";
+    }
 }
 
 policy_enum! {

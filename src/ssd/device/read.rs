@@ -20,7 +20,7 @@ use std::hash::BuildHasherDefault;
 #[derive(Default)]
 pub(super) struct ReadState {
     /// One command's die reads being planned: (die, last page, units, tR).
-    scratch: Vec<(u32, u32, u32, Ns)>,
+    pub(super) scratch: Vec<(u32, u32, u32, Ns)>,
     /// Host read commands waiting for each prefetch op (by op seq), in the
     /// order they came to wait; keyed so that a wait and a prefetch's end
     /// cost the same however many reads are waiting on other ops.
@@ -57,6 +57,9 @@ impl Ssd {
         q: &mut EventQueue<Event>,
         urgent: bool,
     ) -> ReadPlan {
+        if self.xp.is_some() {
+            return self.read_xpoint(now, cmd, first_lpn, count, q, urgent);
+        }
         let mut parts = 0;
         self.rd.scratch.clear();
         for i in 0..count as u64 {
@@ -116,6 +119,23 @@ impl Ssd {
                 None => self.rd.scratch.push((die, page, 1, tr)),
             }
         }
+        parts += self.queue_reads(now, cmd, q, urgent);
+        if let Some(ra) = self.read_ahead.as_mut() {
+            if let Some((lo, hi)) = ra.on_command(first_lpn, count, self.logical_pages) {
+                self.prefetch(now, lo, hi, q);
+            }
+        }
+        if parts == 0 {
+            ReadPlan::Immediate
+        } else {
+            ReadPlan::Flash(parts)
+        }
+    }
+
+    /// Queue the die reads planned in `rd.scratch` for command `cmd` (at the
+    /// front of their dies' read queues if `urgent`); returns how many.
+    #[inline]
+    pub(super) fn queue_reads(&mut self, now: Ns, cmd: u32, q: &mut EventQueue<Event>, urgent: bool) -> u32 {
         let spp = self.geom.slots_per_page.max(1);
         let plan: Vec<(u32, u32, u32, Ns)> = std::mem::take(&mut self.rd.scratch);
         for &(die, _, units, tr) in &plan {
@@ -129,20 +149,11 @@ impl Ssd {
             } else {
                 self.dies[die as usize].reads.push_back(id);
             }
-            parts += 1;
             self.kick_die(now, die, q);
         }
+        let n = plan.len() as u32;
         self.rd.scratch = plan;
-        if let Some(ra) = self.read_ahead.as_mut() {
-            if let Some((lo, hi)) = ra.on_command(first_lpn, count, self.logical_pages) {
-                self.prefetch(now, lo, hi, q);
-            }
-        }
-        if parts == 0 {
-            ReadPlan::Immediate
-        } else {
-            ReadPlan::Flash(parts)
-        }
+        n
     }
 
     /// Read logical pages `[lo, hi)` ahead of a stream into the read-ahead

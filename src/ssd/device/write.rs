@@ -29,7 +29,7 @@ pub(super) struct WriteBack {
     /// Volatile cache: the user programs dispatched and not finished, as
     /// arrival numbers of their first and last page (disjoint, in order:
     /// programs take the staged pages from the front).
-    programs: BTreeMap<u64, u64>,
+    pub(super) programs: BTreeMap<u64, u64>,
     /// Commands waiting for their data to reach NAND: (command, first
     /// arrival number, one past the last).
     durable_waiters: Vec<(u32, u64, u64)>,
@@ -47,7 +47,11 @@ impl Ssd {
             if let Some(ra) = self.read_ahead.as_mut() {
                 ra.invalidate(lpn);
             }
-            self.ftl.trim(lpn);
+            if self.xp.is_some() {
+                self.xpoint_trim(lpn);
+            } else {
+                self.ftl.trim(lpn);
+            }
             self.trimmed_units += 1;
         }
     }
@@ -58,7 +62,11 @@ impl Ssd {
         for i in 0..count as u64 {
             let lpn = (first_lpn + i) as u32;
             if self.verify {
-                self.ftl.note_host_write(lpn);
+                if self.xp.is_some() {
+                    self.xpoint_note_write(lpn);
+                } else {
+                    self.ftl.note_host_write(lpn);
+                }
             }
             if let Some(ra) = self.read_ahead.as_mut() {
                 ra.invalidate(lpn);
@@ -75,6 +83,9 @@ impl Ssd {
         // Staged pages are in arrival order: one older than `hi` still
         // waiting means a page of the range waits too (or an older one,
         // which is programmed first anyway).
+        if self.xp.is_some() {
+            return self.xpoint_durable(lo, hi);
+        }
         if self.cache.oldest_staged().is_some_and(|s| s < hi) {
             return false;
         }
@@ -101,7 +112,7 @@ impl Ssd {
     /// not fill a program unit (padded), and it is reported in
     /// [`SsdOutput::durable`] when the last of their programs finishes.
     pub fn wait_durable(&mut self, now: Ns, cmd: u32, lo: u64, hi: u64, q: &mut EventQueue<Event>) -> bool {
-        if !self.volatile_cache || self.is_durable(lo, hi) {
+        if !self.track_programs || self.is_durable(lo, hi) {
             return true;
         }
         self.durability_waits += 1;
@@ -125,6 +136,9 @@ impl Ssd {
     /// to full size (the page register is filled with dummy data: the die
     /// programs and the channel carries a full unit).
     pub(super) fn flush(&mut self, now: Ns, q: &mut EventQueue<Event>) {
+        if self.xp.is_some() {
+            return self.flush_xpoint(now, q);
+        }
         let ndies = self.dies.len() as u32;
         loop {
             let slots = self.program_slots as usize;
@@ -180,7 +194,7 @@ impl Ssd {
         }
         self.ops.recycle(op.lpns);
         out.cache_freed = true;
-        if self.volatile_cache {
+        if self.track_programs {
             self.wb.programs.remove(&op.writes_from);
             let mut w = std::mem::take(&mut self.wb.durable_waiters);
             w.retain(|&(cmd, lo, hi)| {

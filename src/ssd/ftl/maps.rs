@@ -67,7 +67,7 @@ impl Map {
     /// A map of `n` zero entries; `huge`: chunks may use huge pages (when
     /// [`use_huge_pages`] is on). Takes only the chunk table (8 bytes per
     /// 2 MiB of map) until entries are written.
-    pub(super) fn new(n: usize, huge: bool) -> Map {
+    pub(crate) fn new(n: usize, huge: bool) -> Map {
         let huge = huge
             && HUGE_PAGES.load(std::sync::atomic::Ordering::Relaxed)
             && std::env::var_os("NVMESIM_NO_HUGEPAGES").is_none();
@@ -81,7 +81,7 @@ impl Map {
     }
 
     /// An empty map (no entries).
-    pub(super) fn empty() -> Map {
+    pub(crate) fn empty() -> Map {
         Map {
             chunks: Vec::new(),
             zero: NonNull::dangling(),
