@@ -205,6 +205,7 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
                 }
                 None => (w.name.to_string(), w.file.to_string(), w.job.to_string()),
             };
+            let (wname, file, job) = sheet_conditions(&ds, w.metric, wname, file, job);
             let job = if quick { with_runtime(&job, "200ms") } else { job };
             write(dir, &format!("jobs/{file}"), &job)?;
             let random_write = matches!(w.metric, "write_iops" | "write_iops_qd1");
@@ -351,4 +352,39 @@ validation rows). A calibrated preset is held to ±10% of its datasheet, a sourc
     write(dir, "results.json", &serde_json::to_string_pretty(&rows).unwrap())?;
     crate::outln!("wrote {}", dir.join("report.md").display())?;
     Ok(())
+}
+
+/// The row as the sheet quotes it: its queue depth (`queue_depth`: 4 jobs
+/// at a quarter of it for the random rows, one job at all of it for the
+/// sequential ones) and its sequential transfer size (`seq_bs_bytes`),
+/// where the sheet states others than the rows' 32 per job and 128 KiB.
+fn sheet_conditions(
+    ds: &crate::config::DatasheetFigures,
+    metric: &str,
+    name: String,
+    file: String,
+    job: String,
+) -> (String, String, String) {
+    let (mut name, mut file, mut job) = (name, file, job);
+    let random = matches!(metric, "read_iops" | "write_iops");
+    let seq = matches!(metric, "read_bw" | "write_bw");
+    if let Some(qd) = ds.queue_depth.filter(|_| random || seq) {
+        let per_job = if random { qd / 4 } else { qd };
+        assert!(job.contains("iodepth=32\n"), "{file} sets iodepth=32");
+        job = job.replace("iodepth=32\n", &format!("iodepth={per_job}\n"));
+        name = if random {
+            name.replace("4 jobs x QD32", &format!("4 jobs x QD{per_job} (QD{qd})"))
+        } else {
+            name.replace("QD32", &format!("QD{qd}"))
+        };
+        file = file.replace(".fio", &format!("-qd{qd}.fio"));
+    }
+    if let Some(bs) = ds.seq_bs_bytes.filter(|_| seq) {
+        let k = bs / 1024;
+        assert!(job.contains("bs=128k\n"), "{file} sets bs=128k");
+        job = job.replace("bs=128k\n", &format!("bs={k}k\n"));
+        name = name.replace("128 KiB", &format!("{k} KiB"));
+        file = file.replace("128k", &format!("{k}k"));
+    }
+    (name, file, job)
 }

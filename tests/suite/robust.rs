@@ -169,6 +169,24 @@ fn config_ranges_name_file_table_and_key() {
             &["m.toml:", want],
         );
     }
+    for (sheet, want) in [
+        ("queue_depth = 6", "queue_depth = 6: expected a multiple of 4"),
+        ("queue_depth = 2", "queue_depth = 2: expected 4 to 1024"),
+        (
+            "seq_bs_bytes = 5000",
+            "seq_bs_bytes = 5000: expected a multiple of 4096",
+        ),
+    ] {
+        let c = write(
+            &d,
+            "sheet.toml",
+            &format!("[device]\nextends = \"intel-p4800x-375g\"\n[device.datasheet]\n{sheet}\n"),
+        );
+        fails(
+            &["run", &r, "--config", &c, "-q"],
+            &["sheet.toml:", "[device.datasheet]", want],
+        );
+    }
     let gc = std::fs::read_to_string(tiny())
         .unwrap()
         .replace("stop_free_blocks = 8", "stop_free_blocks = 1000");

@@ -489,6 +489,18 @@ pub struct DatasheetFigures {
     /// that on the scenario's host (range 1..=64).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rand_read_jobs: Option<u32>,
+    /// The total queue depth the sheet quotes its random and sequential
+    /// figures at, when it says one other than 32 per job (the P4800X
+    /// brief: QD16). The random rows then run 4 jobs at a quarter of it
+    /// each, the sequential rows one job at all of it (range 4..=1024, a
+    /// multiple of 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_depth: Option<u32>,
+    /// The sequential rows' transfer size in bytes, when the sheet quotes
+    /// another than 128 KiB (the `seq_*_128k_bytes_per_s` figures are then
+    /// at this size; range 4 KiB..=1 MiB, a multiple of 4 KiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_bs_bytes: Option<u32>,
 }
 
 impl DatasheetFigures {
@@ -499,7 +511,30 @@ impl DatasheetFigures {
             1,
             64,
             "jobs of the peak random-read row",
-        )
+        )?;
+        t.opt_int(
+            "queue_depth",
+            self.queue_depth,
+            4,
+            1024,
+            "the total queue depth of the sheet's random and sequential rows",
+        )?;
+        if let Some(q) = self.queue_depth.filter(|q| q % 4 != 0) {
+            return Err(t.err(format!(
+                "queue_depth = {q}: expected a multiple of 4 (the random rows run 4 jobs at a quarter of it each)"
+            )));
+        }
+        t.opt_int(
+            "seq_bs_bytes",
+            self.seq_bs_bytes,
+            4096,
+            1 << 20,
+            "the sequential rows' transfer size",
+        )?;
+        if let Some(b) = self.seq_bs_bytes.filter(|b| b % 4096 != 0) {
+            return Err(t.err(format!("seq_bs_bytes = {b}: expected a multiple of 4096")));
+        }
+        Ok(())
     }
 }
 
