@@ -288,6 +288,11 @@ enum ScenarioCmd {
         /// Shorter simulated time (for CI).
         #[arg(long)]
         quick: bool,
+        /// Run every point with this seed instead of the one the scenario's
+        /// set-up names (0 where it names none), to see a figure's
+        /// seed-to-seed spread. wrr's affinity table keeps its own seeds.
+        #[arg(long)]
+        seed: Option<u64>,
     },
 }
 
@@ -341,7 +346,7 @@ fn main() -> ExitCode {
         Cmd::Plot(a) => cmd_plot(a),
         Cmd::Scenario { cmd } => match cmd {
             ScenarioCmd::List => cmd_scenario_list(),
-            ScenarioCmd::Run { name, out, quick } => nvmesim::scenario::run(&name, &out, quick),
+            ScenarioCmd::Run { name, out, quick, seed } => nvmesim::scenario::run(&name, &out, quick, seed),
         },
         Cmd::Trace { cmd } => match cmd {
             TraceCmd::AppLaunch {

@@ -188,12 +188,12 @@ fn blk_mq_path_ns(h: &HostConfig, batch: f64) -> u64 {
         + (c.reap_syscall_ns as f64 / batch) as u64
 }
 
-pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
+pub fn run(dir: &Path, quick: bool, seed: Option<u64>) -> Result<(), String> {
     let setup: Setup = toml::from_str(SETUP).map_err(|e| format!("blk_mq/scenario.toml: {e}"))?;
     let runtime = if quick { &setup.quick_runtime } else { &setup.runtime };
     write(dir, "scenario.toml", SETUP)?;
     write(dir, "null-device.toml", DEVICE)?;
-    let seed = setup.seed;
+    let seed = seed.unwrap_or(setup.seed);
     let mut rows: Vec<Value> = Vec::new();
     let mut md = String::new();
     let mut summary = String::new();

@@ -132,7 +132,8 @@ fn util_text(u: [f64; 4]) -> String {
     format!("{:>3.0} {:>3.0} {:>4.0} {:>3.0}", u[0], u[1], u[2], u[3])
 }
 
-pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
+pub fn run(dir: &Path, quick: bool, seed: Option<u64>) -> Result<(), String> {
+    let seed = seed.unwrap_or(0);
     let host = config::host_preset(config::DEFAULT_HOST)?;
     let mut rows = Vec::new();
     let mut md = String::new();
@@ -140,10 +141,11 @@ pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
     let _ = writeln!(
         md,
         "Host: `{}`. Each workload runs {} of simulated time after a 100 ms ramp (1 s for the \
-steady-state random write, so GC settles first), seed 0. Random workloads start from the steady state a drive reaches after long random overwrites; \
+steady-state random write, so GC settles first), seed {}. Random workloads start from the steady state a drive reaches after long random overwrites; \
 sequential ones from a sequentially filled drive. Jobs and configs are in this folder.\n",
         host.name,
-        if quick { "200 ms" } else { "1 s" }
+        if quick { "200 ms" } else { "1 s" },
+        seed
     );
     // Rows outside their tolerance: (calibrated?, "preset workload error").
     let mut misses: Vec<(bool, String)> = Vec::new();
@@ -216,7 +218,7 @@ sequential ones from a sequentially filled drive. Jobs and configs are in this f
             } else {
                 w.pre
             };
-            let v = run_json(&cfg, &file, &job, pre, 0)?;
+            let v = run_json(&cfg, &file, &job, pre, seed)?;
             let sim = measure(&v, w.metric);
             let u = utilization(&v);
             let umd = format!("{:.0}% | {:.0}% | {:.0}% | {:.0}%", u[0], u[1], u[2], u[3]);

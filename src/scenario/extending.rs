@@ -96,8 +96,9 @@ fn metric(job: &Value, ddir: &str, m: &str) -> f64 {
     }
 }
 
-pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
-    let s: Setup = toml::from_str(SETUP).map_err(|e| format!("extending/scenario.toml: {e}"))?;
+pub fn run(dir: &Path, quick: bool, seed: Option<u64>) -> Result<(), String> {
+    let mut s: Setup = toml::from_str(SETUP).map_err(|e| format!("extending/scenario.toml: {e}"))?;
+    s.seed = seed.unwrap_or(s.seed);
     write(dir, "scenario.toml", SETUP)?;
     write(dir, "machine.toml", MACHINE)?;
     let runtime = if quick { &s.quick_runtime } else { &s.runtime };

@@ -100,8 +100,9 @@ fn load_window(start_ms: u64, launches_ms: &[f64]) -> (u64, u64) {
     (start_ms, start_ms + len)
 }
 
-pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
-    let s: Setup = toml::from_str(SETUP).map_err(|e| format!("hmb/scenario.toml: {e}"))?;
+pub fn run(dir: &Path, quick: bool, seed: Option<u64>) -> Result<(), String> {
+    let mut s: Setup = toml::from_str(SETUP).map_err(|e| format!("hmb/scenario.toml: {e}"))?;
+    s.seed = seed.unwrap_or(s.seed);
     write(dir, "scenario.toml", SETUP)?;
     write(dir, "traces/python-pass-launch.csv", LAUNCH_TRACE)?;
     let mut workloads: Vec<(String, String)> =
@@ -276,14 +277,15 @@ cold-launch trace (`python3.11 -c pass`, 118 reads) and synthetic launches of {:
 app-launch`). Paths: **original** (no HMB: the stock per-core SQ), **HMB** (requests staged in the Host \
 Memory Buffer, an HMB I/O command on the admin queue), **dedicated SQ** (one extra SQ for urgent requests). \
 Die priority for urgent reads is **off** in all three, so the difference is the queue bypass alone. The run ends \
-when the launch does (the load is stopped then). Inputs are in `jobs/`, `configs/`, `traces/`.\n",
+when the launch does (the load is stopped then). Seed {}. Inputs are in `jobs/`, `configs/`, `traces/`.\n",
         s.host,
         s.device,
         s.load_jobs,
         s.load_jobs - 1,
         s.region,
         s.urgent_start_ms,
-        s.synthetic_files
+        s.synthetic_files,
+        s.seed
     );
     for (wi, (wname, _)) in workloads.iter().enumerate() {
         let _ = writeln!(

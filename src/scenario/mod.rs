@@ -64,19 +64,21 @@ pub fn list() -> Vec<(&'static str, &'static str)> {
     ]
 }
 
-pub fn run(name: &str, out: &Path, quick: bool) -> Result<(), String> {
+/// Run scenario `name` into OUT/NAME/: `quick` shortens its simulated
+/// time, `seed` replaces the seed its set-up names (0 where it names none).
+pub fn run(name: &str, out: &Path, quick: bool, seed: Option<u64>) -> Result<(), String> {
     let dir = out.join(name);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     match name {
-        "datasheet" => datasheet::run(&dir, quick),
-        "blk-mq" => blk_mq::run(&dir, quick),
-        "rw-isolation" => rw_isolation::run(&dir, quick),
-        "wrr" => wrr::run(&dir, quick),
-        "sq-occupancy" => sq_occupancy::run(&dir, quick),
-        "hmb" => hmb::run(&dir, quick),
-        "virtio" => virtio::run(&dir, quick),
-        "wrr-vms" => wrr_vms::run(&dir, quick),
-        "extending" => extending::run(&dir, quick),
+        "datasheet" => datasheet::run(&dir, quick, seed),
+        "blk-mq" => blk_mq::run(&dir, quick, seed),
+        "rw-isolation" => rw_isolation::run(&dir, quick, seed),
+        "wrr" => wrr::run(&dir, quick, seed),
+        "sq-occupancy" => sq_occupancy::run(&dir, quick, seed),
+        "hmb" => hmb::run(&dir, quick, seed),
+        "virtio" => virtio::run(&dir, quick, seed),
+        "wrr-vms" => wrr_vms::run(&dir, quick, seed),
+        "extending" => extending::run(&dir, quick, seed),
         _ => {
             let names: Vec<&str> = list().iter().map(|(n, _)| *n).collect();
             Err(format!("unknown scenario '{name}' (available: {})", names.join(", ")))

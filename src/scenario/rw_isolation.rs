@@ -184,8 +184,9 @@ fn k(x: f64) -> String {
     format!("{:.1}k", x / 1e3)
 }
 
-pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
-    let setup: Setup = toml::from_str(SETUP).map_err(|e| format!("rw_isolation/scenario.toml: {e}"))?;
+pub fn run(dir: &Path, quick: bool, seed: Option<u64>) -> Result<(), String> {
+    let mut setup: Setup = toml::from_str(SETUP).map_err(|e| format!("rw_isolation/scenario.toml: {e}"))?;
+    setup.seed = seed.unwrap_or(setup.seed);
     let precondition: Precondition = setup.precondition.parse()?;
     let reads = if quick {
         setup.quick_reads_per_reader

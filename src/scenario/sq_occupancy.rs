@@ -62,8 +62,9 @@ fn job_text(s: &Setup, depth: u32, ramp: u64, runtime: u64, gap_ms: f64) -> Stri
     )
 }
 
-pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
-    let s: Setup = toml::from_str(SETUP).map_err(|e| format!("sq_occupancy/scenario.toml: {e}"))?;
+pub fn run(dir: &Path, quick: bool, seed: Option<u64>) -> Result<(), String> {
+    let mut s: Setup = toml::from_str(SETUP).map_err(|e| format!("sq_occupancy/scenario.toml: {e}"))?;
+    s.seed = seed.unwrap_or(s.seed);
     write(dir, "scenario.toml", SETUP)?;
     let (ramp, runtime, gap) = if quick {
         (s.quick_ramp_ms, s.quick_runtime_ms, s.quick_urgent_gap_ms)
@@ -147,8 +148,8 @@ After the ramp a realtime-priority process (ionice -c1 -n0) on the same core iss
 random reads, one every {gap} ms. Stock `per-core` map and round-robin arbitration: the urgent read enters the \
 same SQ as the load. \"SQ\" is the mean number of entries the host has written and the controller has not \
 fetched (sampled every {} ms); \"host estimate\" is what the driver can know of it: its tail minus the SQ head \
-reported in the last completion entry it read.\n",
-        s.host, s.region, s.sq_size, s.urgent_reads, s.sample_ms
+reported in the last completion entry it read. Seed {}.\n",
+        s.host, s.region, s.sq_size, s.urgent_reads, s.sample_ms, s.seed
     );
     let mut occ_series = Vec::new();
     let mut lat_series = Vec::new();

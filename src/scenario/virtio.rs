@@ -138,7 +138,8 @@ struct Point {
     interrupts_per_kio: f64,
 }
 
-pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
+pub fn run(dir: &Path, quick: bool, seed: Option<u64>) -> Result<(), String> {
+    let seed = seed.unwrap_or(0);
     let runtime = if quick { "50ms" } else { "500ms" };
     let jobs_list: Vec<u32> = (1..=8).collect();
     let mut rows = Vec::new();
@@ -168,7 +169,10 @@ pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
                 &format!("configs/{cfg_name}"),
                 &cfg,
                 &[(format!("../jobs/{job_name}"), job.clone())],
-                &RunOptions::default(),
+                &RunOptions {
+                    seed,
+                    ..RunOptions::default()
+                },
             )?;
             let p = measure(&out, n)?;
             eprintln!(
@@ -239,7 +243,7 @@ pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
 Host: `dell-r720-2s` (2 x Xeon E5-2650, 32 logical CPUs). Device: `null` (completes at once, like \
 Linux null_blk). One VM: 8 vCPUs pinned to CPUs 0-7, IOThreads on CPUs 8-15 (same socket), one \
 100 GiB virtio-blk disk `vda`. Inside: fio 4 KiB random reads, libaio, iodepth 16 per job, 1 to 8 \
-jobs (one per vCPU), {runtime} after a 20 ms ramp, seed 0. Configs in `configs/`, guest jobs in \
+jobs (one per vCPU), {runtime} after a 20 ms ramp, seed {seed}. Configs in `configs/`, guest jobs in \
 `jobs/`; rerun any point with `nvmesim run --config configs/NAME.toml`.\n\n\
 The designs marked *on vCPU CPUs* put the IOThreads on the vCPUs' CPUs 0-7 instead (IOThread k beside \
 vCPU k; a single IOThread on CPU 7, whose vCPU is idle below 8 jobs and is not the one taking a shared \

@@ -231,8 +231,9 @@ fn apps_job(c: &Ctx, rw: &str, apps: &[App], runtime_ms: u64) -> String {
     j
 }
 
-pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
-    let setup: Setup = toml::from_str(SETUP).map_err(|e| format!("wrr/scenario.toml: {e}"))?;
+pub fn run(dir: &Path, quick: bool, seed: Option<u64>) -> Result<(), String> {
+    let mut setup: Setup = toml::from_str(SETUP).map_err(|e| format!("wrr/scenario.toml: {e}"))?;
+    setup.seed = seed.unwrap_or(setup.seed);
     write(dir, "scenario.toml", SETUP)?;
     let mut c = Ctx {
         setup: &setup,

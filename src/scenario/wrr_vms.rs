@@ -93,7 +93,8 @@ struct Point {
     sq_backlog: f64,
 }
 
-pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
+pub fn run(dir: &Path, quick: bool, seed: Option<u64>) -> Result<(), String> {
+    let seed = seed.unwrap_or(0);
     let runtime = if quick { "100ms" } else { "1000ms" };
     let guest = with_runtime(GUEST, runtime);
     write(dir, "jobs/guest.fio", &guest)?;
@@ -121,6 +122,7 @@ pub fn run(dir: &Path, quick: bool) -> Result<(), String> {
             write(dir, &format!("configs/{stem}.toml"), &cfg)?;
             let opts = RunOptions {
                 precondition: Precondition::WorkingSet,
+                seed,
                 ..RunOptions::default()
             };
             let out = run_vms_json(
@@ -186,7 +188,7 @@ VM2 8-15, VM3 16-23), 8 GiB, per-vCPU virtqueues, two IOThreads (CPUs 24-25, 26-
 three 8 GiB virtio disks laid out from LBA 0 and written once before the run (precondition \
 working-set). IOThread I/O priority: VM1 best-effort (-> high SQs), VM2 none (-> medium), VM3 idle \
 (-> low). In every VM: fio 4 KiB random reads, libaio, 8 jobs x iodepth 32 over its three disks, \
-{runtime} after a 50 ms ramp, seed 0. Arbitration: round robin, or weighted round robin with \
+{runtime} after a 50 ms ramp, seed {seed}. Arbitration: round robin, or weighted round robin with \
 high/medium/low weights 24/16/8 (commands per round). Configs in `configs/`, the guest job in `jobs/`.\n"
     );
     let _ = writeln!(

@@ -350,3 +350,33 @@ fn extending_doc_quotes_the_code_as_it_is() {
     }
     assert!(quotes >= 8, "only {quotes} checked quotes in docs/extending.md");
 }
+
+/// `scenario run --seed N` runs every point with seed N: the set-up's own
+/// seed (1) gives the default run's bytes, another seed other figures,
+/// and the report says which seed ran.
+#[test]
+fn a_scenario_seed_replaces_the_set_up_seed() {
+    let base = std::env::temp_dir().join(format!("nvmesim-scenario-seed-{}", std::process::id()));
+    let run = |seed: Option<&str>| {
+        let dir = base.join(seed.unwrap_or("default"));
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_nvmesim"));
+        c.args(["scenario", "run", "extending", "--quick", "--out"]).arg(&dir);
+        if let Some(s) = seed {
+            c.args(["--seed", s]);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let d = dir.join("extending");
+        (
+            std::fs::read(d.join("results.json")).unwrap(),
+            std::fs::read_to_string(d.join("report.md")).unwrap(),
+        )
+    };
+    let (default, _) = run(None);
+    let (one, _) = run(Some("1"));
+    let (two, report) = run(Some("2"));
+    assert_eq!(default, one, "the set-up's seed is 1");
+    assert_ne!(default, two, "seed 2 gave the same figures");
+    assert!(report.contains("seed 2"), "{report}");
+    std::fs::remove_dir_all(&base).unwrap();
+}
