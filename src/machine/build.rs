@@ -30,7 +30,8 @@ pub struct RunOptions {
     /// Jobs (by name) whose end ends the run: when all their threads have
     /// finished, every other job stops issuing, drains and ends there, as
     /// an experimenter stops background jobs (fio has no such option; its
-    /// `exitall` ends everything at the *first* job's end).
+    /// `exitall` ends the other jobs of the reporting group at the *first*
+    /// job's end, backend.c thread_main with exit_what=group).
     pub end_with: Vec<String>,
     /// Record every used SQ's occupancy at this interval (`Machine::occupancy`).
     pub occupancy_interval_ns: Option<Ns>,
