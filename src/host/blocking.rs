@@ -11,7 +11,6 @@ use super::block::request::Request;
 use super::fio_loop::Step;
 use super::thread::{Pause, Stop, SyncIssue, Thread};
 use super::{Guests, Host};
-use crate::nvme::SQE_FUA;
 use crate::sim::{Ns, Queue};
 use crate::ssd::Ssd;
 use crate::workload::Ddir;
@@ -104,52 +103,10 @@ impl Host {
                 }
                 return Err((cur, Stop::Again));
             }
-            if let Some(ssd) = hint {
-                ssd.ftl.prefetch((io.offset / self.unit_bytes) as u32);
-            }
-            let issue = cur;
-            cur += c.app_per_io_ns;
-            th.usr_ns += c.app_per_io_ns;
-            let mut sys = c.bio_setup_ns - th.setup_saved;
-            if th.in_batch == 0 {
-                sys += c.syscall_ns;
-            }
-            th.in_batch = (th.in_batch + 1) % th.batch_submit;
-            cur += sys;
-            th.sys_ns += sys;
-            th.ios_submitted += 1;
-            th.stats.record_issue(io.ddir);
-            let hctx = self.hctx_for(t, cpu, &io);
-            let r = self.reqs.insert(Request::new(t, io, issue, hctx));
-            let th = &mut self.threads[ti];
-            if io.ddir == Ddir::Write {
-                th.writes_issued += 1;
-                if th.o_sync {
-                    let req = self.reqs.get_mut(r);
-                    // REQ_FUA reaches the device only if it has a volatile
-                    // cache (blk-core.c strips it otherwise); the write's
-                    // syscall then flushes (`o_sync_flushes`).
-                    if self.driver.vwc {
-                        req.flags = SQE_FUA;
-                    }
-                    req.then_flush = true;
-                }
-            }
-            let t0 = cur;
-            match self.submit_one(cur, cpu, t, r, vms, q) {
-                Ok(done) => cur = done,
-                Err((at, waiting)) => {
-                    self.threads[ti].sys_ns += at - t0;
-                    self.threads[ti].tag_req = Some(waiting);
-                    return Err((at, Stop::Tag));
-                }
-            }
-            let th = &mut self.threads[ti];
-            th.sys_ns += cur - t0;
-            th.inflight += 1;
-            th.stats.record_iodepth(th.inflight);
-            th.stats.record_submit_batch(1);
-            return Err((cur, th.in_call()));
+            return match self.submit_own(cur, cpu, t, io, vms, hint, q) {
+                Ok(done) => Err((done, self.threads[ti].in_call())),
+                Err(at) => Err((at, Stop::Tag)),
+            };
         }
     }
 

@@ -392,7 +392,14 @@ impl Host {
     /// The request of thread `t`'s staged I/O `io` (issued at `issue`),
     /// going down from `cpu`: on that CPU's hardware queue, and REQ_FUA for
     /// an O_SYNC write on a drive with a volatile cache (see thread.rs).
-    fn staged_request(&mut self, t: u32, cpu: u32, io: crate::workload::Io, issue: Ns, hint: Option<&Ssd>) -> u32 {
+    pub(super) fn staged_request(
+        &mut self,
+        t: u32,
+        cpu: u32,
+        io: crate::workload::Io,
+        issue: Ns,
+        hint: Option<&Ssd>,
+    ) -> u32 {
         if let Some(ssd) = hint {
             ssd.ftl.prefetch((io.offset / self.unit_bytes) as u32);
         }

@@ -10,13 +10,10 @@
 //! scenarios (docs/known-gaps.md), so it waits for the host-side costs it
 //! exposes to be checked.
 
-use super::block::request::Request;
 use super::thread::{Pause, Quiesce, Stop, SyncIssue, Thread};
 use super::{Guests, Host};
-use crate::nvme::SQE_FUA;
 use crate::sim::{Ns, Queue};
 use crate::ssd::Ssd;
-use crate::workload::Ddir;
 
 /// What a submission round ended with.
 struct Round {
@@ -146,7 +143,6 @@ impl Host {
         mut blocked_tag: bool,
     ) -> Round {
         let ti = t as usize;
-        let c = self.env.costs.clone();
         if cur >= self.threads[ti].end_ns {
             self.threads[ti].issuing_done = true;
         }
@@ -213,51 +209,15 @@ impl Host {
                 }
             };
             th.think_count += 1;
-            if let Some(ssd) = hint {
-                ssd.ftl.prefetch((io.offset / self.unit_bytes) as u32);
-            }
-            let issue = cur;
-            cur += c.app_per_io_ns;
-            th.usr_ns += c.app_per_io_ns;
-            let mut sys = c.bio_setup_ns - th.setup_saved;
-            if th.in_batch == 0 {
-                sys += c.syscall_ns;
-            }
-            th.in_batch = (th.in_batch + 1) % th.batch_submit;
-            cur += sys;
-            th.sys_ns += sys;
-            th.ios_submitted += 1;
-            th.stats.record_issue(io.ddir);
-            let hctx = self.hctx_for(t, cpu, &io);
-            let r = self.reqs.insert(Request::new(t, io, issue, hctx));
-            let th = &mut self.threads[ti];
-            if io.ddir == Ddir::Write {
-                th.writes_issued += 1;
-                if th.o_sync {
-                    let req = self.reqs.get_mut(r);
-                    // REQ_FUA reaches the device only if it has a volatile
-                    // cache (blk-core.c strips it otherwise).
-                    if self.driver.vwc {
-                        req.flags = SQE_FUA;
-                    }
-                }
-            }
-            let t0 = cur;
-            match self.submit_one(cur, cpu, t, r, vms, q) {
+            match self.submit_own(cur, cpu, t, io, vms, hint, q) {
                 Ok(done) => cur = done,
-                Err((at, waiting)) => {
-                    self.threads[ti].sys_ns += at - t0;
+                Err(at) => {
                     cur = at;
-                    self.threads[ti].tag_req = Some(waiting);
                     blocked_tag = true;
                     break;
                 }
             }
-            self.threads[ti].sys_ns += cur - t0;
             let th = &mut self.threads[ti];
-            th.inflight += 1;
-            th.stats.record_iodepth(th.inflight);
-            th.stats.record_submit_batch(1);
             // Give the other CPUs' events up to `cur` their turn before the
             // next submission, so shared locks and queues see arrivals from
             // all CPUs in time order rather than one thread's whole round first.

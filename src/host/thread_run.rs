@@ -341,6 +341,61 @@ impl Host {
         }
     }
 
+    /// Thread `t`'s I/O `io` goes down on its own from `cpu` at `cur`, in
+    /// one call of its own (pread/pwrite, or one io_submit): the
+    /// application's work, the syscall unless the call carries more than
+    /// one (`iodepth_batch_submit`), the bio's setup and its way down. A
+    /// blocking engine's O_SYNC write flushes once written
+    /// (`o_sync_flushes`). Ok(when the submitting CPU is done), or
+    /// Err(time) when its request sleeps for a tag (`Thread::tag_req`).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn submit_own(
+        &mut self,
+        mut cur: Ns,
+        cpu: u32,
+        t: u32,
+        io: crate::workload::Io,
+        vms: &mut dyn Guests,
+        hint: Option<&Ssd>,
+        q: &mut Queue,
+    ) -> Result<Ns, Ns> {
+        let c = &self.env.costs;
+        let th = &mut self.threads[t as usize];
+        let issue = cur;
+        cur += c.app_per_io_ns;
+        th.usr_ns += c.app_per_io_ns;
+        let mut sys = c.bio_setup_ns - th.setup_saved;
+        if th.in_batch == 0 {
+            sys += c.syscall_ns;
+        }
+        th.in_batch = (th.in_batch + 1) % th.batch_submit;
+        cur += sys;
+        th.sys_ns += sys;
+        th.ios_submitted += 1;
+        th.stats.record_issue(io.ddir);
+        th.writes_issued += u64::from(io.ddir == Ddir::Write);
+        let then_flush = io.ddir == Ddir::Write && th.o_sync && th.sync;
+        let r = self.staged_request(t, cpu, io, issue, hint);
+        self.reqs.get_mut(r).then_flush = then_flush;
+        let t0 = cur;
+        let res = self.submit_one(cur, cpu, t, r, vms, q);
+        let th = &mut self.threads[t as usize];
+        match res {
+            Ok(done) => {
+                th.sys_ns += done - t0;
+                th.inflight += 1;
+                th.stats.record_iodepth(th.inflight);
+                th.stats.record_submit_batch(1);
+                Ok(done)
+            }
+            Err((at, waiting)) => {
+                th.sys_ns += at - t0;
+                th.tag_req = Some(waiting);
+                Err(at)
+            }
+        }
+    }
+
     /// Thread `t` issues an fsync (`datasync` false) or fdatasync at `cur`
     /// on `cpu` (fio's DDIR_SYNC / DDIR_DATASYNC io_u, do_io_u_sync). On a
     /// block device both run blkdev_fsync: nothing is dirty in the page
