@@ -454,26 +454,75 @@ impl Placement {
         }
     }
 
-    /// At a wake-up, maybe move to another allowed CPU (exponential intervals
-    /// between decisions, each moving with probability `p`).
+    /// At a wake-up at `now`, maybe move to another allowed CPU, as Linux's
+    /// scheduler moves a task only towards an idle CPU (kernel/sched/fair.c):
+    ///
+    /// - **Wake-up balance.** A thread waking on a CPU where another thread
+    ///   is placed goes to an allowed CPU where none is, if there is one
+    ///   (select_idle_sibling / idle balancing pull a task off a CPU that
+    ///   has two while another has none).
+    /// - **Balance passes.** At exponential intervals each decision moves
+    ///   the thread with probability `p` to an allowed CPU that is idle now
+    ///   (nothing running, `busy_until` past) and holds no more threads than
+    ///   its own, the fewest first (load_balance pulls only towards less
+    ///   load). It may be where a sleeping thread is placed: whichever of the
+    ///   two wakes next then moves on by the wake-up balance.
+    ///
+    /// Ties are broken by the seeded stream.
     pub fn maybe_migrate(&mut self, now: Ns, cores: &mut [Core], mean_interval: Ns, p: f64) {
-        if self.allowed.len() < 2 || now < self.next_migration_check {
+        if self.allowed.len() < 2 {
+            return;
+        }
+        let here = self.cpu;
+        if cores[here as usize].threads > 1 {
+            let free: Vec<u32> = self
+                .allowed
+                .iter()
+                .copied()
+                .filter(|&c| c != here && cores[c as usize].threads == 0)
+                .collect();
+            if !free.is_empty() {
+                let to = free[self.rng.below(free.len() as u64) as usize];
+                self.move_to(to, cores);
+                return;
+            }
+        }
+        if now < self.next_migration_check {
             return;
         }
         while self.next_migration_check <= now {
             self.next_migration_check += (self.rng.exp(mean_interval as f64) as Ns).max(1);
         }
         if self.rng.unit() < p {
-            let others = self.allowed.len() as u64 - 1;
-            let mut idx = self.rng.below(others) as usize;
-            if self.allowed[idx] == self.cpu {
-                idx = self.allowed.len() - 1;
+            let idle = |c: u32| c != here && cores[c as usize].busy_until <= now;
+            let Some(least) = self
+                .allowed
+                .iter()
+                .filter(|&&c| idle(c))
+                .map(|&c| cores[c as usize].threads)
+                .min()
+            else {
+                return;
+            };
+            if least > cores[here as usize].threads {
+                return;
             }
-            cores[self.cpu as usize].threads -= 1;
-            self.cpu = self.allowed[idx];
-            cores[self.cpu as usize].threads += 1;
-            self.migrations += 1;
+            let idlest: Vec<u32> = self
+                .allowed
+                .iter()
+                .copied()
+                .filter(|&c| idle(c) && cores[c as usize].threads == least)
+                .collect();
+            let to = idlest[self.rng.below(idlest.len() as u64) as usize];
+            self.move_to(to, cores);
         }
+    }
+
+    fn move_to(&mut self, to: u32, cores: &mut [Core]) {
+        cores[self.cpu as usize].threads -= 1;
+        self.cpu = to;
+        cores[to as usize].threads += 1;
+        self.migrations += 1;
     }
 }
 
@@ -629,5 +678,55 @@ mod tests {
             assert!(p.cpu == 2 || p.cpu == 3);
         }
         assert!(p.migrations > 10);
+    }
+
+    #[test]
+    fn a_thread_waking_on_a_shared_cpu_moves_to_a_free_one() {
+        let mut cores = vec![Core::default(); 4];
+        let all: Vec<u32> = (0..4).collect();
+        // Far-off balance passes: only the wake-up balance acts.
+        let mut a = Placement::new(all.clone(), &mut cores, Rng::new(3, "w", 0), u64::MAX / 4);
+        let mut b = Placement::new(all.clone(), &mut cores, Rng::new(3, "w", 1), u64::MAX / 4);
+        b.move_to(a.cpu, &mut cores);
+        assert_eq!(cores[a.cpu as usize].threads, 2);
+        let shared = a.cpu;
+        a.maybe_migrate(10, &mut cores, u64::MAX / 4, 1.0);
+        assert_ne!(a.cpu, shared, "it leaves the shared CPU");
+        assert_eq!(cores[a.cpu as usize].threads, 1);
+        assert_eq!(cores[shared as usize].threads, 1);
+        // Alone on its CPU, it stays.
+        let here = b.cpu;
+        b.maybe_migrate(20, &mut cores, u64::MAX / 4, 1.0);
+        assert_eq!(b.cpu, here);
+    }
+
+    #[test]
+    fn balance_passes_move_only_to_idle_cpus_without_more_threads() {
+        let mut cores = vec![Core::default(); 4];
+        let all: Vec<u32> = (0..4).collect();
+        let mut p = Placement::new(all.clone(), &mut cores, Rng::new(5, "b", 0), 1_000);
+        // Every other CPU busy until 1 s: a pass finds nowhere to go.
+        for (c, core) in cores.iter_mut().enumerate() {
+            if c as u32 != p.cpu {
+                core.busy_until = 1_000_000_000;
+            }
+        }
+        for t in 1..2_000u64 {
+            p.maybe_migrate(t * 1_000, &mut cores, 1_000, 1.0);
+        }
+        assert_eq!(p.migrations, 0, "no idle CPU, no move");
+        // One CPU idle but holding two threads: still nowhere to go.
+        let idle = (p.cpu + 1) % 4;
+        cores[idle as usize].busy_until = 0;
+        cores[idle as usize].threads = 2;
+        for t in 2_000..4_000u64 {
+            p.maybe_migrate(t * 1_000, &mut cores, 1_000, 1.0);
+        }
+        assert_eq!(p.migrations, 0, "never towards more threads");
+        // Holding one, as many as its own CPU: the pass may move there.
+        cores[idle as usize].threads = 1;
+        p.maybe_migrate(5_000_000, &mut cores, 1_000, 1.0);
+        assert_eq!(p.cpu, idle);
+        assert_eq!(cores[idle as usize].threads, 2);
     }
 }

@@ -202,6 +202,11 @@ impl Host {
             Stop::Done => {
                 th.state = ThreadState::Done;
                 th.finished_ns = cur;
+                if th.vcpu == NO_VCPU {
+                    // It has exited: its CPU no longer counts it.
+                    self.cores[th.placement.cpu as usize].threads -= 1;
+                }
+                let th = &mut self.threads[t as usize];
                 th.stats.finish(cur, th.usr_ns, th.sys_ns, th.ctx);
                 if let Some(super::thread::SqThread {
                     cpu: sq_cpu,

@@ -415,9 +415,12 @@ The study's claim (isolation well above Baseline, close to FQueue, steadier read
 slightly lower writer IOPS than Baseline; similar with slowed writers) is compared with the tables \
 above as they are; nothing in the model was adjusted toward it. Where they differ, the counters \
 above say why. What the model leaves out: the study's kernel version and its scheduler's real \
-migration pattern (nvmesim migrates a thread with a fixed probability at a fixed interval, \
-`[host.scheduler]`), and the Intel 750's firmware write-buffer policy (a write-back cache of the \
-preset's size, drained by the FTL).\n"
+migration pattern (nvmesim moves a thread, with a fixed probability at balance passes of a fixed \
+mean interval, `[host.scheduler]`, only to an idle core, and off a shared core at its next wake-up, \
+so a reader seldom lands in a writer's SQ: the held reads above; what moved Linux 4.2's threads \
+more often, a woken thread pulled to its interrupt's CPU by wake_affine with irqbalance placing the \
+vectors, is not modelled), and the Intel 750's firmware write-buffer policy (a write-back cache of \
+the preset's size, drained by the FTL).\n"
     );
 
     // ------------------------------------------------------------- plots

@@ -615,9 +615,9 @@ where the SQ backlog stays small the reads are fetched at once under RR as under
 high weight to {} changes nothing the dies see. (With the working-set precondition GC is idle, so \
 the background writes run at the rate the write cache drains to NAND, faster than this drive's \
 sustained random-write rating: see the datasheet scenario.) Short dips outside the bursts are \
-host-side: the scheduler's migration model (`[host.scheduler]`, a random move at random times) now and \
-then puts two foreground threads on one core, which then serves each at half its rate until one moves \
-on; they are the same under RR and WRR.{}\n",
+host-side: a balance pass of the scheduler model (`[host.scheduler]`) may move a foreground thread to \
+an idle core where another one sleeps, and the core serves both until one of them wakes and moves to \
+a free core; they are the same under RR and WRR.{}\n",
         f.raised_high_weight,
         if f.suspend_sensitivity {
             " The suspend rows turn on program/erase suspend (`[device.ssd.suspend]`, off in the preset: no \

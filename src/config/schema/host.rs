@@ -517,7 +517,8 @@ fn hmb_fill_default() -> u64 {
 pub struct SchedulerConfig {
     /// Mean time between migration decisions for an unpinned thread (exponential).
     pub migration_interval_ns: u64,
-    /// Probability that a migration decision moves the thread to another allowed CPU.
+    /// Probability that a migration decision moves the thread to another allowed CPU
+    /// (one idle at that moment, holding no more threads than the thread's own).
     pub migration_probability: f64,
 }
 
