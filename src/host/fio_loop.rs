@@ -1,11 +1,11 @@
 //! fio 3.33's own submit and reap loop (backend.c `do_io`, with io_u.c and
 //! ioengines.c). It drives every engine through fio's split: the blocking
 //! engines and null do each I/O in their queue call (blocking.rs); an
-//! asynchronous engine queues, commits and reaps here. Of the asynchronous
-//! jobs it runs those whose counters and timing depend on when fio submits
-//! and reaps: `iodepth_batch` (`iodepth_batch_submit`),
-//! `iodepth_batch_complete_min` / `_max`, `thinktime` and `sqthread_poll`;
-//! the others run the reap-any policy (reap_any.rs).
+//! asynchronous engine (libaio, io_uring) queues, commits and reaps here,
+//! with fio's defaults one io_submit per I/O and, once the queue is full,
+//! one io_getevents per completion; `iodepth_batch` (`iodepth_batch_submit`),
+//! `iodepth_batch_complete_min` / `_max`, `thinktime` and `sqthread_poll`
+//! change both.
 //!
 //! One iteration gets an io_u (its start_time) and queues it in the engine
 //! (`td_io_queue`). Once `iodepth_batch` are queued, `td_io_commit` marks

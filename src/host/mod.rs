@@ -17,7 +17,6 @@ pub mod jobs;
 pub mod numa;
 pub mod nvme_driver;
 pub mod queue_map;
-mod reap_any;
 pub mod submit;
 pub mod thread;
 mod thread_run;

@@ -260,10 +260,6 @@ pub struct Thread {
     /// committed and reaped (fio_loop.rs); else a blocking engine or null,
     /// whose queue call does the I/O (blocking.rs).
     pub(super) aio: bool,
-    /// An asynchronous job with none of `iodepth_batch*`, `thinktime` or
-    /// `sqthread_poll`: it runs the reap-any policy (reap_any.rs) instead
-    /// of fio's loop.
-    pub(super) reap_any: bool,
     /// iodepth_batch_complete_min / _max (max fixed up as fio does).
     pub(super) batch_min: u32,
     pub(super) batch_max: u32,
@@ -527,14 +523,9 @@ impl Thread {
     /// One I/O (or an asynchronous fsync) of an asynchronous engine went
     /// down on its own: fio's io_u_mark_depth and io_u_mark_submit for it.
     pub(super) fn note_single_submit(&mut self) {
-        if self.reap_any {
-            self.stats.record_iodepth(self.inflight);
-            self.stats.record_submit_batch(1);
-        } else {
-            let held = self.inflight + self.staged.len() as u32;
-            self.stats.mark_depth(held, 1);
-            self.stats.mark_submit(1);
-        }
+        let held = self.inflight + self.staged.len() as u32;
+        self.stats.mark_depth(held, 1);
+        self.stats.mark_submit(1);
     }
 
     /// Thread `t` sleeps after a quiesce (fio's usec_sleep, so waking costs
@@ -697,12 +688,6 @@ impl Thread {
         // reaped, and the backend then reaps it (engines/null.c).
         let depth = if sync || null_engine { 1 } else { spec.iodepth.max(1) };
         let aio = !sync && !null_engine;
-        let reap_any = aio
-            && !(sqpoll
-                || spec.iodepth_batch_submit > 1
-                || spec.iodepth_batch_complete_min != 1
-                || spec.iodepth_batch_complete_max > 1
-                || spec.thinktime_ns > 0);
         let stats = JobStats::new(StatsConfig {
             percentile_list: spec.percentile_list.clone(),
             clat_percentiles: spec.clat_percentiles,
@@ -765,7 +750,6 @@ impl Thread {
             think_count: 0,
             think_last: 0,
             aio,
-            reap_any,
             batch_min: spec.iodepth_batch_complete_min,
             batch_max: spec.iodepth_batch_complete_max.max(spec.iodepth_batch_complete_min),
             staged: VecDeque::new(),

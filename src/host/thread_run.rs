@@ -2,9 +2,7 @@
 //! (`turn_begin`: migration, the CPU, a context switch, the end of the
 //! ramp; `resume_tag`: a request that waited for a tag goes down;
 //! `sync_returned`), runs fio 3.33's submit/reap loop (backend.c `do_io`,
-//! fio_loop.rs) with the job's engine, or the reap-any policy of an
-//! asynchronous job without batching options (reap_any.rs), until the
-//! thread must wait, and ends
+//! fio_loop.rs) with the job's engine until the thread must wait, and ends
 //! the same way (`park`, from a `Stop`). The loop takes its next I/O from
 //! `Thread::next_io` and checks its rate slot with `Thread::rate_check`. A
 //! parked thread waits in io_getevents, a syscall, a tag wait or a sleep
@@ -33,10 +31,8 @@ impl Host {
             // A new round: its first submission pays the syscall.
             self.threads[ti].in_batch = 0;
         }
-        let (cur, synced) = self.sync_returned(cur, t);
-        let (end, stop) = if self.threads[ti].reap_any {
-            self.reap_any(cur, cpu, t, vms, hint, q, !resuming && !synced, blocked_tag)
-        } else if blocked_tag {
+        let cur = self.sync_returned(cur, t);
+        let (end, stop) = if blocked_tag {
             (cur, Stop::Tag)
         } else {
             self.fio_loop(cur, cpu, t, vms, hint, q)
@@ -153,7 +149,7 @@ impl Host {
                 th.inflight += 1;
                 if th.in_sync == Some(r) {
                     th.stats.record_sync_depth(th.inflight, th.sync);
-                } else if th.aio && !th.reap_any {
+                } else if th.aio {
                     // Part of an io_submit: its depth was marked when the
                     // batch was committed (io_uring's fsync goes alone).
                     if !th.committing {
@@ -169,12 +165,10 @@ impl Host {
 
     /// fsync(2) returned: fio completes the sync inside its queue call,
     /// before it reaps anything else (io_u.c io_completed sets
-    /// last_was_sync, so the next I/O is a write). Returns (time, whether
-    /// it returned).
-    fn sync_returned(&mut self, mut cur: Ns, t: u32) -> (Ns, bool) {
+    /// last_was_sync, so the next I/O is a write).
+    fn sync_returned(&mut self, mut cur: Ns, t: u32) -> Ns {
         let ti = t as usize;
         let c = &self.env.costs;
-        let mut synced = false;
         if let Some(s) = self.threads[ti].in_sync {
             let th = &mut self.threads[ti];
             if let Some(i) = th.completed.iter().position(|&r| r == s) {
@@ -185,10 +179,9 @@ impl Host {
                 th.inflight -= 1;
                 th.in_sync = None;
                 th.sync_done(req.issue_ns, cur);
-                synced = true;
             }
         }
-        (cur, synced)
+        cur
     }
 
     /// End thread `t`'s turn on `cpu` (begun at `begin`) at `cur`: put it

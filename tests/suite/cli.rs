@@ -641,8 +641,9 @@ fn virtio_and_wrr_vms_scenarios_report_their_comparisons() {
 
 /// A replay's results as they were before trace records were packed and
 /// replayed in place (figures from the run before that change, re-taken
-/// once when the scheduler model's migrations began to go only to idle
-/// cores; the counts by priority stayed as they were): an MSR
+/// when the scheduler model's migrations began to go only to idle cores and
+/// when asynchronous jobs moved to fio's one-event-per-io_getevents loop;
+/// the counts by priority stayed as they were): an MSR
 /// trace out of time order with ties, two clones, cmdprio picking each I/O's
 /// class, open loop at 4x. The packing, the sort and the replay made per I/O
 /// leave every record, order, priority and time as they were.
@@ -692,14 +693,14 @@ cmdprio_percentage=30\nprioclass=2\ncmdprio_class=1\nreplay_time_scale=400\n",
     };
     let want = [
         (
-            5596673.451545,
-            5795080.895021,
+            5620602.430843,
+            5778526.35033,
             [(2, 2298), (1, 1035)],
             [(2, 1161), (1, 506)],
         ),
         (
-            5574161.447045,
-            5633096.611878,
+            5569103.056406,
+            5664288.456509,
             [(2, 2366), (1, 967)],
             [(2, 1133), (1, 534)],
         ),
