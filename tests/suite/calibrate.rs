@@ -293,7 +293,12 @@ fn every_calibrated_preset_is_its_calibration_output() {
         assert!(report.contains(&format!("Base: `{sourced}`")), "{name}");
         calibrated.push(*name);
     }
-    for name in ["intel-750-400g", "samsung-970pro-1t", "samsung-pm1725a"] {
+    for name in [
+        "intel-750-400g",
+        "samsung-970pro-1t",
+        "samsung-pm1725a",
+        "intel-p4510-2t",
+    ] {
         assert!(calibrated.contains(&name), "{name} is not calibrated: {calibrated:?}");
     }
 }

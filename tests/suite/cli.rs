@@ -101,6 +101,8 @@ fn presets_lists_hosts_and_devices() {
         "samsung-pm1725a",
         "samsung-970pro-1t",
         "samsung-970pro-1t-sourced",
+        "intel-p4510-2t",
+        "intel-p4510-2t-sourced",
         "null",
         "xeon-e5506-2s",
         "dell-r720-2s",

@@ -111,7 +111,13 @@ fn o_sync_writes_wait_for_nand_on_the_970_pro() {
 
 #[test]
 fn o_sync_costs_only_host_time_without_a_volatile_cache() {
-    for dev in ["intel-750-400g", "samsung-pm1725a"] {
+    // The P4510's Identify Controller reports VWC 0 (power-loss protected).
+    for dev in [
+        "intel-750-400g",
+        "samsung-pm1725a",
+        "intel-p4510-2t",
+        "intel-p4510-2t-sourced",
+    ] {
         let plain = run(preset(dev), &format!("{QD1}runtime=20ms\n[w]\n"));
         let osync = run(preset(dev), &format!("{QD1}runtime=20ms\n[w]\nsync=1\n"));
         let (a, b) = (write_clat(&plain), write_clat(&osync));
