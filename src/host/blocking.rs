@@ -48,7 +48,7 @@ impl Host {
         q: &mut Queue,
     ) -> Result<Ns, (Ns, Stop)> {
         let ti = t as usize;
-        let c = self.env.costs.clone();
+        let app = self.env.costs.app_per_io_ns;
         loop {
             let th = &mut self.threads[ti];
             let Some((io, unchecked)) = th.next_io(cur) else {
@@ -87,8 +87,8 @@ impl Host {
                 // fio's null engine: the I/O is done when queued; only the
                 // application's own per-I/O work is spent, no syscall.
                 let issue = cur;
-                cur += c.app_per_io_ns;
-                th.usr_ns += c.app_per_io_ns;
+                cur += app;
+                th.usr_ns += app;
                 th.ios_submitted += 1;
                 th.stats.record_issue(io.ddir);
                 let r = self.reqs.insert(Request::new(t, io, issue, 0));

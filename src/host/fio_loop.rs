@@ -220,7 +220,7 @@ impl Host {
         q: &mut Queue,
     ) -> Result<(Ns, bool), (Ns, Stop)> {
         let ti = t as usize;
-        let c = self.env.costs.clone();
+        let app = self.env.costs.app_per_io_ns;
         let th = &mut self.threads[ti];
         let Some((io, unchecked)) = th.next_io(cur) else {
             return Ok((cur, false));
@@ -269,13 +269,13 @@ impl Host {
         };
         // get_io_u and td_io_queue: the application's work; the engine
         // queues the io_u (libaio's ld->queued, fio's io_u_queued).
-        cur += c.app_per_io_ns;
-        th.usr_ns += c.app_per_io_ns;
+        cur += app;
+        th.usr_ns += app;
         th.ios_submitted += 1;
         // fio's total_io_u counts it here, in td_io_queue (the ramp's too).
         th.stats.record_issue(io.ddir);
         th.writes_issued += u64::from(io.ddir == Ddir::Write);
-        th.staged.push_back((io, cur - c.app_per_io_ns));
+        th.staged.push_back((io, cur - app));
         th.td_queued += 1;
         th.last_rw = true;
         th.step = Step::Tail;

@@ -224,7 +224,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Pop the next event, advancing time.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(Ns, E)> {
         let k = self.keys.pop()?;
         self.now = (k >> 64) as Ns;
