@@ -643,6 +643,11 @@ impl Thread {
             Rng::new(seed, "sched", tindex),
             cfg.host.scheduler.migration_interval_ns.max(1),
         );
+        if host_cpus_given {
+            // A guest's thread runs on its vCPU (turn_begin takes the vCPU's
+            // CPU each turn): the host's cores count the vCPU, not it.
+            cores[placement.cpu as usize].threads -= 1;
+        }
         let placement_cpu = placement.cpu;
         let sqpoll = spec.ioengine == crate::workload::fio::IoEngine::IoUring && spec.tuning.sqthread_poll;
         let sq = match (sqpoll, host_cpus_given) {

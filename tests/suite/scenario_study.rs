@@ -1,4 +1,4 @@
-//! Issue 19's reporting rule: every scenario with a study prints, per
+//! The studies' reporting rule: every scenario with a study prints, per
 //! published figure, the study's number beside the model's. Each scenario
 //! runs in its --quick mode (all under ~10 s here: blk-mq 1.5 s, virtio
 //! 0.4 s, sq-occupancy 2.9 s, hmb 6.5 s, rw-isolation 3.6 s, wrr-vms 2.5 s,

@@ -248,12 +248,17 @@ fn floating_vcpus_move_on_the_host_and_every_guest_io_still_completes() {
     assert!(moved > 0, "floating vCPUs migrate among their host CPUs");
     for v in &m.vms().vcpus {
         assert!([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19].contains(&v.placement.cpu));
+        assert!(m.host().cores()[v.placement.cpu as usize].threads >= 1);
     }
+    // The host's cores count the vCPUs where they are, not the guest's
+    // threads (which run on the vCPUs): what the scheduler's balance sees.
+    let counted: u32 = m.host().cores().iter().map(|c| c.threads).sum();
+    assert_eq!(counted, m.vms().vcpus.len() as u32);
 }
 
 #[test]
 fn iothreads_on_the_vcpus_cpus_share_their_time_with_the_vcpus() {
-    // Issue 19 lead 4: the same per-vCPU design with IOThread k on vCPU k's
+    // The same per-vCPU design with IOThread k on vCPU k's
     // CPU instead of a CPU of its own. A CPU runs one thread's work at a
     // time, so each of CPUs 0-7 must now carry a vCPU's guest work *and* an
     // IOThread's QEMU and host work for every I/O of its job.
