@@ -436,12 +436,7 @@ impl Placement {
     /// Place a new thread on the least-loaded allowed CPU (Linux's fork/exec
     /// balancing picks the idlest CPU), ties broken by the seeded stream.
     pub fn new(allowed: Vec<u32>, cores: &mut [Core], mut rng: Rng, mean_interval: Ns) -> Self {
-        let min_load = allowed.iter().map(|&c| cores[c as usize].threads).min().unwrap_or(0);
-        let idlest: Vec<u32> = allowed
-            .iter()
-            .copied()
-            .filter(|&c| cores[c as usize].threads == min_load)
-            .collect();
+        let (_, idlest) = fewest_threads(&allowed, cores, |_| true).expect("a thread may run somewhere");
         let cpu = idlest[rng.below(idlest.len() as u64) as usize];
         cores[cpu as usize].threads += 1;
         let next = rng.exp(mean_interval as f64) as Ns;
@@ -475,13 +470,7 @@ impl Placement {
         }
         let here = self.cpu;
         if cores[here as usize].threads > 1 {
-            let free: Vec<u32> = self
-                .allowed
-                .iter()
-                .copied()
-                .filter(|&c| c != here && cores[c as usize].threads == 0)
-                .collect();
-            if !free.is_empty() {
+            if let Some((0, free)) = fewest_threads(&self.allowed, cores, |c| c != here) {
                 let to = free[self.rng.below(free.len() as u64) as usize];
                 self.move_to(to, cores);
                 return;
@@ -495,24 +484,12 @@ impl Placement {
         }
         if self.rng.unit() < p {
             let idle = |c: u32| c != here && cores[c as usize].busy_until <= now;
-            let Some(least) = self
-                .allowed
-                .iter()
-                .filter(|&&c| idle(c))
-                .map(|&c| cores[c as usize].threads)
-                .min()
-            else {
+            let Some((least, idlest)) = fewest_threads(&self.allowed, cores, idle) else {
                 return;
             };
             if least > cores[here as usize].threads {
                 return;
             }
-            let idlest: Vec<u32> = self
-                .allowed
-                .iter()
-                .copied()
-                .filter(|&c| idle(c) && cores[c as usize].threads == least)
-                .collect();
             let to = idlest[self.rng.below(idlest.len() as u64) as usize];
             self.move_to(to, cores);
         }
@@ -524,6 +501,22 @@ impl Placement {
         cores[to as usize].threads += 1;
         self.migrations += 1;
     }
+}
+
+/// Of the CPUs in `cpus` that `ok` admits, the fewest threads any holds
+/// and those that hold that many, in `cpus`' order; None if it admits none.
+fn fewest_threads(cpus: &[u32], cores: &[Core], ok: impl Fn(u32) -> bool) -> Option<(u32, Vec<u32>)> {
+    let least = cpus
+        .iter()
+        .filter(|&&c| ok(c))
+        .map(|&c| cores[c as usize].threads)
+        .min()?;
+    let at_least = cpus
+        .iter()
+        .copied()
+        .filter(|&c| ok(c) && cores[c as usize].threads == least)
+        .collect();
+    Some((least, at_least))
 }
 
 #[cfg(test)]
