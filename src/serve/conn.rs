@@ -14,6 +14,8 @@
 //! connection (a failed thread spawn, a failed accept, a hostile client)
 //! ends the accept loop.
 
+use super::power::PowerLog;
+use super::store::Store;
 use super::{nbd, Msg, Reply};
 use crate::sim::Ns;
 use nbd::ExportInfo;
@@ -53,6 +55,12 @@ const ACCEPT_RETRY: Duration = Duration::from_millis(100);
 /// ESTIMATE: a person reads a line a second; 3,000 refused clients give a
 /// handful of lines, not 3,000.
 const LOG_EVERY: Duration = Duration::from_secs(1);
+
+/// A connection's write-payload and read-reply buffers are kept between
+/// requests up to this size and freed when larger. ESTIMATE: nbdcopy's
+/// default request (256 KiB) reuses its buffer; a rare 32 MiB request does
+/// not leave 32 MiB idle per connection.
+const KEEP_BUF: usize = 1 << 20;
 
 pub(super) trait Stream: Read + Write + Send + 'static {
     fn clone_stream(&self) -> io::Result<Box<dyn Stream>>;
@@ -108,6 +116,8 @@ pub struct Counters {
     pub pauses: AtomicU64,
     /// fdatasync calls on the backing file (one per flush or FUA write).
     pub syncs: AtomicU64,
+    /// Writes refused with ENOSPC because the store was full.
+    pub enospc: AtomicU64,
 }
 
 /// One connection's read replies in the server: bytes reserved when a read
@@ -170,6 +180,13 @@ pub(super) struct Shared {
     pub clock: Clock,
     /// The backing file, synced before a flush's or FUA write's reply.
     pub durable: Option<Arc<std::fs::File>>,
+    /// The bytes: written by the readers, read by the writers.
+    pub store: Arc<Store>,
+    /// What the store is, for the line on stderr when it is full.
+    pub store_name: String,
+    /// With a power cut armed: writes are applied and sent one at a time
+    /// under this lock, with the bytes they replace; true once power is cut.
+    pub ordered: Option<Arc<std::sync::Mutex<bool>>>,
 }
 
 /// Simulated time as the simulation thread keeps it: wall time since
@@ -310,10 +327,11 @@ fn connection(mut s: Box<dyn Stream>, sh: &Shared, conn: u32) {
     let (rtx, rrx) = mpsc::channel::<Reply>();
     let budget = Arc::new(ReplyBudget::new(sh.limits.reply_bytes, sh.counters.clone()));
     let (wb, wtx, clock, durable) = (budget.clone(), tx.clone(), sh.clock, sh.durable.clone());
-    let counters = sh.counters.clone();
+    let (counters, store) = (sh.counters.clone(), sh.store.clone());
     let writer = std::thread::Builder::new()
         .name(format!("nbd-reply-{conn}"))
         .spawn(move || {
+            let mut buf = Vec::new();
             for mut r in rrx {
                 // An acknowledged flush is on stable storage: every write
                 // before it is in the file (written when it arrived), and
@@ -325,8 +343,22 @@ fn connection(mut s: Box<dyn Stream>, sh: &Shared, conn: u32) {
                         Err(_) => r.error = nbd::EIO,
                     }
                 }
+                // A read's bytes as they are now: every write completed
+                // before the read was issued is in the store (written when
+                // it arrived, before the model saw it).
+                let mut data = &[][..];
+                if let (Some((off, len)), 0) = (r.read, r.error) {
+                    buf.resize(len as usize, 0);
+                    match store.read_into(off, &mut buf) {
+                        Ok(()) => data = &buf[..],
+                        Err(_) => r.error = nbd::EIO,
+                    }
+                }
                 // A client gone: keep draining so the simulation never blocks.
-                let _ = nbd::write_reply(&mut w, r.handle, r.error, &r.data);
+                let _ = nbd::write_reply(&mut w, r.handle, r.error, data);
+                if buf.capacity() > KEEP_BUF {
+                    buf = Vec::new(); // a 32 MiB read's buffer is not kept idle
+                }
                 wb.release(r.reserved);
                 if let Some(at) = r.done_at {
                     // Lag counts until the reply is in the socket, not queued.
@@ -355,12 +387,13 @@ fn connection(mut s: Box<dyn Stream>, sh: &Shared, conn: u32) {
         let _ = rtx.send(Reply {
             handle,
             error,
-            data: Vec::new(),
+            read: None,
             reserved: 0,
             done_at: None,
             sync: false,
         });
     };
+    let mut data = Vec::new();
     while let Ok(req) = nbd::read_request(&mut s) {
         let arrived = Instant::now();
         let in_range = req.offset.checked_add(req.len as u64).is_some_and(|e| e <= size);
@@ -371,7 +404,6 @@ fn connection(mut s: Box<dyn Stream>, sh: &Shared, conn: u32) {
             reply(req.handle, nbd::EINVAL);
             continue;
         }
-        let mut data = Vec::new();
         match req.kind {
             nbd::CMD_DISC => break,
             nbd::CMD_READ => {
@@ -388,7 +420,7 @@ fn connection(mut s: Box<dyn Stream>, sh: &Shared, conn: u32) {
                 if req.len > nbd::MAX_PAYLOAD {
                     break; // proto.md: the server may close rather than read it
                 }
-                data = vec![0u8; req.len as usize];
+                data.resize(req.len as usize, 0);
                 if s.read_exact(&mut data).is_err() {
                     break; // gone mid-request
                 }
@@ -425,15 +457,55 @@ fn connection(mut s: Box<dyn Stream>, sh: &Shared, conn: u32) {
             // socket until the client has taken replies (backpressure).
             budget.reserve(req.len as u64);
         }
-        if tx
+        // The bytes change here, before the model sees the request (which
+        // then decides only when the reply goes): a write is in the store
+        // before it can complete, so any read issued after its reply sees it.
+        let order = match &sh.ordered {
+            Some(m) => {
+                let g = m.lock().unwrap_or_else(|e| e.into_inner());
+                if *g {
+                    break; // power is cut: nothing more reaches the store
+                }
+                Some(g)
+            }
+            None => None,
+        };
+        let prev = match order {
+            Some(_) if req.writes_data() => PowerLog::before_write(&sh.store, req.offset, req.len as u64),
+            _ => None,
+        };
+        let effect = match req.kind {
+            nbd::CMD_WRITE => sh.store.write(req.offset, &data),
+            nbd::CMD_TRIM | nbd::CMD_WRITE_ZEROES => sh.store.zero(req.offset, req.len as u64),
+            _ => Ok(()),
+        };
+        if data.capacity() > KEEP_BUF {
+            data = Vec::new();
+        }
+        if let Err(e) = effect {
+            drop(order);
+            let full = e.raw_os_error() == Some(28);
+            if full && sh.counters.enospc.fetch_add(1, Ordering::Relaxed) == 0 {
+                eprintln!(
+                    "nvmesim serve: the store is full ({}): writes to unwritten blocks get ENOSPC; \
+                     trim frees room, or restart with --store file:PATH or a larger --store-limit",
+                    sh.store_name
+                );
+            }
+            reply(req.handle, if full { nbd::ENOSPC } else { nbd::EIO });
+            continue;
+        }
+        // Sent before the lock is let go: the log's order is the store's.
+        let gone = tx
             .send(Msg::Request {
                 conn,
                 req,
-                data,
                 arrived,
+                prev,
             })
-            .is_err()
-        {
+            .is_err();
+        drop(order);
+        if gone {
             break;
         }
     }

@@ -11,11 +11,15 @@
 //! (handshake, then requests, checked before they reach the model) and a
 //! writer (replies, in whatever order the model completes them), bounded
 //! in number and in handshake time ([`conn`]); and the
-//! simulation thread, the only one touching the model and the data, which
-//! keeps simulated time equal to wall time since start (times
-//! `--time-scale`): it runs the model up to now, enters each request at the
-//! time it arrived, sends each reply when its CQE lands, and sleeps until
-//! the next event or request.
+//! simulation thread, the only one touching the model, which keeps
+//! simulated time equal to wall time since start (times `--time-scale`): it
+//! runs the model up to now, enters each request at the time it arrived,
+//! tells the reply thread when its CQE lands, and sleeps until the next
+//! event or request. It never moves data bytes: a connection's reader
+//! applies a write (trim, write-zeroes) to the store before handing the
+//! model only its offset, length and kind, and the reply thread reads a
+//! read's bytes from the store once the model has completed it, so a
+//! 32 MiB copy delays only its own connection.
 //!
 //! Layout: [`nbd`] the protocol, [`conn`] accepting and serving
 //! connections, [`socket`] the Unix socket's path, [`device`] the controller + SSD event loop
@@ -119,7 +123,9 @@ const MAX_SLEEP: Duration = Duration::from_millis(50);
 pub struct Reply {
     pub handle: u64,
     pub error: u32,
-    pub data: Vec<u8>,
+    /// A read's range (offset, length): the reply thread reads it from the
+    /// store when it writes the reply.
+    pub read: Option<(u64, u32)>,
     /// Bytes of the connection's reply budget this reply frees once written
     /// (a read's length, whatever its outcome).
     pub reserved: u64,
@@ -141,8 +147,9 @@ enum Msg {
     Request {
         conn: u32,
         req: nbd::Request,
-        data: Vec<u8>,
         arrived: Instant,
+        /// The bytes a write replaced (only with a power cut armed).
+        prev: Option<Vec<u8>>,
     },
     Closed {
         conn: u32,
@@ -157,7 +164,7 @@ enum Msg {
 pub struct Server {
     opts: ServeOptions,
     device: Device,
-    store: Store,
+    store: Arc<Store>,
     exports: Arc<Vec<ExportInfo>>,
     /// The SQs of each export.
     export_sqs: Vec<Vec<u32>>,
@@ -166,6 +173,11 @@ pub struct Server {
     counters: Arc<conn::Counters>,
     /// The undo log, with a power cut asked for.
     log: Option<power::PowerLog>,
+    /// With a power cut armed, the readers apply writes one at a time under
+    /// this lock, each sending its request (with the bytes it replaced)
+    /// before the next, so the log sees writes in the order the store took
+    /// them; true once the power is cut: no write is applied after.
+    apply: Arc<std::sync::Mutex<bool>>,
 }
 
 impl Server {
@@ -227,7 +239,7 @@ impl Server {
         let log = (opts.power_cut_at.is_some() || opts.power_cut_signal.is_some()).then(power::PowerLog::default);
         device.track = log.is_some();
         let size = device.namespace_bytes;
-        let store = opts.store.open(size)?;
+        let store = Arc::new(opts.store.open(size)?);
         let exports = Arc::new(
             opts.exports
                 .iter()
@@ -256,6 +268,7 @@ impl Server {
             tcp,
             counters: Arc::default(),
             log,
+            apply: Arc::default(),
         })
     }
 
@@ -288,6 +301,15 @@ impl Server {
             counters: self.counters.clone(),
             limits: self.opts.limits,
             durable: self.store.durable_file(),
+            store: self.store.clone(),
+            ordered: self.log.is_some().then(|| self.apply.clone()),
+            store_name: match &self.opts.store {
+                store::StoreChoice::Memory { limit } => {
+                    format!("memory, --store-limit {:.2} GiB", *limit as f64 / (1u64 << 30) as f64)
+                }
+                store::StoreChoice::File(p) => format!("its file system, {}", p.display()),
+                store::StoreChoice::None => "none".into(),
+            },
             clock: conn::Clock {
                 start,
                 scale: self.opts.time_scale,
@@ -325,6 +347,7 @@ impl Server {
             s.reply_bytes_peak = self.counters.reply_bytes_peak.load(Ordering::Relaxed);
             s.reply_pauses = self.counters.pauses.load(Ordering::Relaxed);
             s.backing_syncs = self.counters.syncs.load(Ordering::Relaxed);
+            s.enospc_replies = self.counters.enospc.load(Ordering::Relaxed);
             s
         });
         if let Some(o) = owned {
@@ -351,10 +374,25 @@ impl Server {
                 break;
             }
             if let Some(at) = self.cut_due(sim_of(Instant::now())) {
-                // Requests not yet entered never reach the drive.
                 self.advance(at, &mut st);
-                let log = self.log.take().expect("a cut needs the log");
-                let r = log.cut(at, &mut self.device, &mut self.store);
+                let mut log = self.log.take().expect("a cut needs the log");
+                // No write reaches the store after the cut. Those the readers
+                // applied but the model never got (still in the queue) are
+                // lost in flight; their requests never reach the drive.
+                *self.apply.lock().unwrap_or_else(|e| e.into_inner()) = true;
+                while let Ok(m) = rx.try_recv() {
+                    match m {
+                        Msg::Request { req, prev, .. } if req.writes_data() => {
+                            log.unentered(req.offset, req.len as u64, prev)
+                        }
+                        Msg::Request { req, .. } if matches!(req.kind, nbd::CMD_TRIM | nbd::CMD_WRITE_ZEROES) => {
+                            log.trimmed(req.offset, req.len as u64)
+                        }
+                        Msg::Replied { lag } => st.summary.replied(lag),
+                        _ => {}
+                    }
+                }
+                let r = log.cut(at, &mut self.device, &self.store);
                 eprint!("nvmesim serve: {}", r.text());
                 st.summary.power_cut = Some(r);
                 end = Some(at);
@@ -435,21 +473,14 @@ impl Server {
                 continue;
             }
             let r = st.reqs.remove(req);
-            let (error, data) = if r.kind == nbd::CMD_READ {
-                match self.store.read(r.offset, r.len as usize) {
-                    Ok(d) => (0, d),
-                    Err(_) => (nbd::EIO, Vec::new()),
-                }
-            } else {
-                (0, Vec::new())
-            };
+            let read = (r.kind == nbd::CMD_READ).then_some((r.offset, r.len));
             st.summary
                 .completed(r.export, r.kind, r.len, at.saturating_sub(r.entered));
             if let Some(c) = st.conns.get_mut(&r.conn) {
                 let _ = c.replies.send(Reply {
                     handle: r.handle,
-                    error,
-                    data,
+                    error: 0,
+                    read,
                     reserved: if r.kind == nbd::CMD_READ { r.len as u64 } else { 0 },
                     done_at: Some(at),
                     sync: r.sync,
@@ -504,50 +535,11 @@ impl Server {
             Msg::Request {
                 conn,
                 req,
-                data,
                 arrived,
+                prev,
             } => {
                 let Some(c) = st.conns.get_mut(&conn) else { return };
                 let entered = sim_of(arrived).max(self.device.q.now());
-                let model_write = req.kind == nbd::CMD_WRITE
-                    || (req.kind == nbd::CMD_WRITE_ZEROES && req.flags & nbd::CMD_FLAG_NO_HOLE != 0);
-                let prev = match self.log.as_mut() {
-                    Some(log) if model_write => log.before_write(&self.store, req.offset, req.len as u64),
-                    _ => None,
-                };
-                // The bytes change at entry; the model decides when the reply goes.
-                let effect = match req.kind {
-                    nbd::CMD_WRITE => self.store.write(req.offset, &data),
-                    nbd::CMD_TRIM | nbd::CMD_WRITE_ZEROES => self.store.zero(req.offset, req.len as u64),
-                    _ => Ok(()),
-                };
-                if let Err(e) = effect {
-                    let full = e.raw_os_error() == Some(28);
-                    if full && st.summary.enospc_replies == 0 {
-                        eprintln!(
-                            "nvmesim serve: the store is full ({}): writes to unwritten blocks get ENOSPC; \
-                             trim frees room, or restart with --store file:PATH or a larger --store-limit",
-                            match &self.opts.store {
-                                store::StoreChoice::Memory { limit } =>
-                                    format!("memory, --store-limit {:.2} GiB", *limit as f64 / (1u64 << 30) as f64),
-                                store::StoreChoice::File(p) => format!("its file system, {}", p.display()),
-                                store::StoreChoice::None => "none".into(),
-                            }
-                        );
-                    }
-                    if full {
-                        st.summary.enospc_replies += 1;
-                    }
-                    let _ = c.replies.send(Reply {
-                        handle: req.handle,
-                        error: if full { nbd::ENOSPC } else { nbd::EIO },
-                        data: Vec::new(),
-                        reserved: if req.kind == nbd::CMD_READ { req.len as u64 } else { 0 },
-                        done_at: None,
-                        sync: false,
-                    });
-                    return;
-                }
                 // What the drive is sent: a flush is an NVMe Flush (no
                 // data; the drive model decides when it completes: at once
                 // with power-loss protection, after the buffered writes are
@@ -580,7 +572,7 @@ impl Server {
                 let parts = self.device.submit(entered, c.sq, op, offset, len, flags, id);
                 st.reqs.get_mut(id).parts = parts;
                 if let Some(log) = self.log.as_mut() {
-                    if model_write {
+                    if req.writes_data() {
                         log.wrote(req.offset, req.len as u64, prev, &self.device.submitted);
                     } else if op == Ddir::Trim {
                         log.trimmed(req.offset, req.len as u64);

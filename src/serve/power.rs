@@ -2,8 +2,12 @@
 //! store is left as the drive would hold it when power returns, for
 //! crash-consistency testing.
 //!
-//! The store changes when a request enters (its bytes are what later reads
-//! see); the model decides when the data is safe. A write's data is safe
+//! The store changes when a connection's reader takes a request (its bytes
+//! are what later reads see); with a cut armed the readers apply writes one
+//! at a time and hand each to the simulation thread, with the bytes it
+//! replaced, before the next, so the log's order is the store's. Writes the
+//! store took but the model had not yet received when power is cut are
+//! lost in flight. The model decides when the data is safe. A write's data is safe
 //! once it is in the drive's write buffer if the buffer has power-loss
 //! protection, and once the flash program holding it has finished if the
 //! buffer is volatile (`[device.ssd.cache] volatile`): what
@@ -118,8 +122,9 @@ pub struct CutReport {
 
 impl PowerLog {
     /// A write (or non-deallocating write-zeroes) request is about to change
-    /// `[offset, offset + len)` of `store`: keep what it holds now.
-    pub fn before_write(&mut self, store: &Store, offset: u64, len: u64) -> Option<Vec<u8>> {
+    /// `[offset, offset + len)` of `store`: keep what it holds now (called
+    /// by the connection's reader, which applies the write).
+    pub fn before_write(store: &Store, offset: u64, len: u64) -> Option<Vec<u8>> {
         match store {
             Store::Null => None,
             _ => store.read(offset, len as usize).ok(),
@@ -148,6 +153,24 @@ impl PowerLog {
                     landed: false,
                 })
                 .collect(),
+        });
+    }
+
+    /// A write the store took but the model never received: power was cut
+    /// between the two (it was in the server's queue). It is lost, in flight.
+    pub fn unentered(&mut self, offset: u64, len: u64, prev: Option<Vec<u8>>) {
+        self.held_bytes += prev.as_ref().map_or(0, |p| p.len() as u64);
+        self.held_peak = self.held_peak.max(self.held_bytes);
+        self.entries.push_back(Entry {
+            offset,
+            len,
+            prev,
+            parts: vec![Part {
+                offset,
+                len,
+                state: State::InFlight,
+                landed: false,
+            }],
         });
     }
 
@@ -219,7 +242,7 @@ impl PowerLog {
 
     /// Power is cut at `at` (the model has run to it): each write whose data
     /// is not safe is undone in `store`; returns what was lost.
-    pub fn cut(mut self, at: u64, d: &mut Device, store: &mut Store) -> CutReport {
+    pub fn cut(mut self, at: u64, d: &mut Device, store: &Store) -> CutReport {
         self.update(d);
         let mut r = CutReport {
             at_ns: at,
@@ -466,7 +489,7 @@ mod tests {
         /// Enter a write of `fill` bytes as the server does; wait for its
         /// completion if `answered`.
         fn write(&mut self, off: u64, len: u32, fill: u8, answered: bool) {
-            let prev = self.log.before_write(&self.store, off, len as u64);
+            let prev = PowerLog::before_write(&self.store, off, len as u64);
             self.store.write(off, &vec![fill; len as usize]).unwrap();
             self.next += 1;
             let now = self.d.q.now();
@@ -496,7 +519,7 @@ mod tests {
         fn cut(&mut self) -> CutReport {
             let log = std::mem::take(&mut self.log);
             let at = self.d.q.now();
-            log.cut(at, &mut self.d, &mut self.store)
+            log.cut(at, &mut self.d, &self.store)
         }
 
         fn holds(&self, off: u64, len: usize, fill: u8) -> bool {
@@ -633,9 +656,26 @@ mod tests {
             prev: Some(vec![2u8; 8]),
             parts: vec![part(4, 8, State::Safe)],
         });
-        let rep = log.cut(0, &mut r.d, &mut r.store);
+        let rep = log.cut(0, &mut r.d, &r.store);
         assert_eq!(r.store.read(0, 12).unwrap(), [1, 1, 1, 1, 9, 9, 9, 9, 9, 9, 9, 9]);
         assert_eq!(rep.ranges, vec![(0, 8, true)]);
+    }
+
+    #[test]
+    fn a_write_the_store_took_but_the_model_never_received_is_lost_in_flight() {
+        // Power-loss protection: answered writes are safe once buffered.
+        let mut r = Rig::new(false);
+        r.write(0, 4096, 0xAA, true);
+        // A reader applied this one; the cut came before the model got it.
+        let prev = PowerLog::before_write(&r.store, 0, 8192);
+        r.store.write(0, &[0x77; 8192]).unwrap();
+        r.log.unentered(0, 8192, prev);
+        let rep = r.cut();
+        assert!(r.holds(0, 4096, 0xAA), "the answered, buffered write survives");
+        assert!(r.holds(4096, 4096, 0));
+        assert_eq!((rep.lost_acked_writes, rep.lost_inflight_writes), (0, 1));
+        assert_eq!(rep.lost_inflight_bytes, 8192);
+        assert_eq!(rep.ranges, vec![(0, 8192, false)]);
     }
 
     #[test]

@@ -11,13 +11,18 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 const BLOCK: u64 = 4096;
 
+/// Shared by the connection threads (which apply writes, trims and
+/// write-zeroes as requests arrive) and the reply threads (which read a
+/// read's bytes once the model has completed it); the simulation thread
+/// never touches the bytes.
 pub enum Store {
-    /// Blocks, and the most blocks it may hold.
-    Mem(HashMap<u64, Box<[u8]>>, u64),
+    /// Blocks, and the most blocks it may hold. One lock for the map:
+    /// reads share it, a write holds it for its copy.
+    Mem(RwLock<HashMap<u64, Box<[u8]>>>, u64),
     /// Shared with the reply threads, which `fdatasync` it before a flush's
     /// or FUA write's reply.
     File(Arc<File>),
@@ -125,7 +130,7 @@ impl Store {
     /// In memory, holding at most `limit` bytes of data (the process
     /// holds about 10% more: the map's entries and the allocator's headers).
     pub fn memory(limit: u64) -> Store {
-        Store::Mem(HashMap::new(), limit / BLOCK)
+        Store::Mem(RwLock::new(HashMap::new()), limit / BLOCK)
     }
 
     /// A backing file of `size` bytes (created sparse if missing; a larger
@@ -149,7 +154,7 @@ impl Store {
         Ok(Store::File(Arc::new(f)))
     }
 
-    pub fn write(&mut self, off: u64, data: &[u8]) -> io::Result<()> {
+    pub fn write(&self, off: u64, data: &[u8]) -> io::Result<()> {
         match self {
             Store::File(f) => f.write_all_at(data, off),
             Store::Null => Ok(()),
@@ -157,6 +162,7 @@ impl Store {
                 if data.is_empty() {
                     return Ok(());
                 }
+                let mut m = m.write().unwrap_or_else(|e| e.into_inner());
                 // All or nothing: a write that would pass the limit changes no byte.
                 let (first, last) = (off / BLOCK, (off + data.len() as u64 - 1) / BLOCK);
                 let new = (first..=last).filter(|b| !m.contains_key(b)).count() as u64;
@@ -181,37 +187,47 @@ impl Store {
 
     pub fn read(&self, off: u64, len: usize) -> io::Result<Vec<u8>> {
         let mut out = vec![0u8; len];
+        self.read_into(off, &mut out)?;
+        Ok(out)
+    }
+
+    /// Fill `out` with the bytes at `off`.
+    pub fn read_into(&self, off: u64, out: &mut [u8]) -> io::Result<()> {
+        let len = out.len();
         match self {
             Store::File(f) => {
                 let mut pos = 0;
                 while pos < len {
                     let n = f.read_at(&mut out[pos..], off + pos as u64)?;
                     if n == 0 {
-                        break; // past the file's end: zeroes
+                        out[pos..].fill(0); // past the file's end: zeroes
+                        break;
                     }
                     pos += n;
                 }
             }
-            Store::Null => pattern(off, &mut out),
+            Store::Null => pattern(off, out),
             Store::Mem(m, _) => {
+                let m = m.read().unwrap_or_else(|e| e.into_inner());
                 let mut pos = 0usize;
                 while pos < len {
                     let at = off + pos as u64;
                     let (blk, inb) = (at / BLOCK, (at % BLOCK) as usize);
                     let n = (BLOCK as usize - inb).min(len - pos);
-                    if let Some(b) = m.get(&blk) {
-                        out[pos..pos + n].copy_from_slice(&b[inb..inb + n]);
+                    match m.get(&blk) {
+                        Some(b) => out[pos..pos + n].copy_from_slice(&b[inb..inb + n]),
+                        None => out[pos..pos + n].fill(0),
                     }
                     pos += n;
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Make `[off, off + len)` read as zeroes, freeing whole blocks (memory)
     /// or punching a hole (file).
-    pub fn zero(&mut self, off: u64, len: u64) -> io::Result<()> {
+    pub fn zero(&self, off: u64, len: u64) -> io::Result<()> {
         if len == 0 {
             return Ok(());
         }
@@ -231,6 +247,7 @@ impl Store {
             }
             Store::Null => Ok(()),
             Store::Mem(m, _) => {
+                let mut m = m.write().unwrap_or_else(|e| e.into_inner());
                 let (first_full, end_full) = (off.div_ceil(BLOCK), (off + len) / BLOCK);
                 // Partial blocks at the edges are zeroed in place.
                 let mut edge = |s: u64, e: u64| {
@@ -270,7 +287,7 @@ impl Store {
     /// Bytes held in memory (memory store) for the report.
     pub fn resident_bytes(&self) -> u64 {
         match self {
-            Store::Mem(m, _) => m.len() as u64 * BLOCK,
+            Store::Mem(m, _) => m.read().unwrap_or_else(|e| e.into_inner()).len() as u64 * BLOCK,
             Store::File(_) | Store::Null => 0,
         }
     }
@@ -300,7 +317,7 @@ fn punch_hole(_: &File, _: u64, _: u64) -> bool {
 mod tests {
     use super::*;
 
-    fn check(s: &mut Store) {
+    fn check(s: &Store) {
         assert_eq!(s.read(100, 10).unwrap(), vec![0; 10]);
         let pat: Vec<u8> = (0..10000u32).map(|i| (i % 251) as u8 + 1).collect();
         s.write(4000, &pat).unwrap();
@@ -319,7 +336,7 @@ mod tests {
 
     #[test]
     fn a_full_memory_store_refuses_new_blocks_with_enospc_and_changes_nothing() {
-        let mut s = Store::memory(2 * BLOCK);
+        let s = Store::memory(2 * BLOCK);
         s.write(0, &[1; 4096]).unwrap();
         // Crosses into two new blocks: one would fit, so none is written.
         let e = s.write(6000, &[2; 4096]).unwrap_err();
@@ -336,7 +353,7 @@ mod tests {
 
     #[test]
     fn the_null_store_keeps_nothing_and_reads_its_pattern() {
-        let mut s = Store::Null;
+        let s = Store::Null;
         s.write(0, &[9; 4096]).unwrap();
         let r = s.read(8, 16).unwrap();
         assert_eq!(&r[..8], &8u64.to_le_bytes());
@@ -348,8 +365,8 @@ mod tests {
 
     #[test]
     fn memory_store_reads_back_and_zeroes() {
-        let mut s = Store::memory(u64::MAX);
-        check(&mut s);
+        let s = Store::memory(u64::MAX);
+        check(&s);
         // A zero over every block frees them (the retain path).
         s.zero(0, 1 << 40).unwrap();
         assert_eq!(s.resident_bytes(), 0);
@@ -358,8 +375,8 @@ mod tests {
     #[test]
     fn file_store_reads_back_and_zeroes() {
         let p = std::env::temp_dir().join(format!("nvmesim-store-{}", std::process::id()));
-        let mut s = Store::file(&p, 1 << 20).unwrap();
-        check(&mut s);
+        let s = Store::file(&p, 1 << 20).unwrap();
+        check(&s);
         drop(s);
         assert_eq!(std::fs::metadata(&p).unwrap().len(), 1 << 20);
         std::fs::remove_file(&p).unwrap();
