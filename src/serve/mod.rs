@@ -81,6 +81,9 @@ pub struct ServeOptions {
     pub power_cut_at: Option<Ns>,
     /// Cut the power when this is set (`--power-cut-on-sigusr1`).
     pub power_cut_signal: Option<Arc<AtomicBool>>,
+    /// Leave the FTL maps' memory to be taken on first touch (`--lazy-maps`)
+    /// instead of before serving.
+    pub lazy_maps: bool,
 }
 
 impl ServeOptions {
@@ -100,8 +103,45 @@ impl ServeOptions {
             limits: conn::Limits::default(),
             power_cut_at: None,
             power_cut_signal: None,
+            lazy_maps: false,
         }
     }
+}
+
+/// The maps are taken up front only while they need at most this share of
+/// physical memory; beyond it they stay lazy, with a line saying so.
+/// ESTIMATE: half leaves room for the store (a quarter by default) and the
+/// clients under test.
+const MAPS_MAX_SHARE: f64 = 0.5;
+
+/// Take the FTL maps' memory now (see `--lazy-maps`): a first write to a map
+/// page otherwise page-faults on the simulation thread, which must keep up
+/// with real time. Returns the bytes taken.
+fn populate_maps(device: &mut Device, say: bool) -> u64 {
+    let Some(ssd) = device.ssd.as_mut() else { return 0 };
+    let need = ssd.ftl.full_map_bytes() as u64;
+    if let Some(mem) = store::physical_memory() {
+        if need as f64 > mem as f64 * MAPS_MAX_SHARE {
+            eprintln!(
+                "nvmesim serve: the FTL maps ({:.2} GB) are more than half of physical memory ({:.2} GB): \
+                 they are taken on first touch instead, which costs the simulation thread a page fault \
+                 per new map page",
+                need as f64 / 1e9,
+                mem as f64 / 1e9
+            );
+            return 0;
+        }
+    }
+    let t = Instant::now();
+    let n = ssd.ftl.populate_memory() as u64;
+    if say {
+        eprintln!(
+            "nvmesim serve: FTL maps taken up front: {:.2} GB in {:.2} s (--lazy-maps leaves them to first touch)",
+            n as f64 / 1e9,
+            t.elapsed().as_secs_f64()
+        );
+    }
+    n
 }
 
 /// Replies later than this count as late. ESTIMATE: a tenth of a
@@ -178,6 +218,8 @@ pub struct Server {
     /// before the next, so the log sees writes in the order the store took
     /// them; true once the power is cut: no write is applied after.
     apply: Arc<std::sync::Mutex<bool>>,
+    /// Bytes of FTL maps taken before serving.
+    maps_resident: u64,
 }
 
 impl Server {
@@ -238,6 +280,11 @@ impl Server {
         let mut device = Device::new(opts.cfg.clone(), &sq_prios, &opts.device)?;
         let log = (opts.power_cut_at.is_some() || opts.power_cut_signal.is_some()).then(power::PowerLog::default);
         device.track = log.is_some();
+        let maps_resident = if opts.lazy_maps {
+            0
+        } else {
+            populate_maps(&mut device, opts.status)
+        };
         let size = device.namespace_bytes;
         let store = Arc::new(opts.store.open(size)?);
         let exports = Arc::new(
@@ -269,6 +316,7 @@ impl Server {
             counters: Arc::default(),
             log,
             apply: Arc::default(),
+            maps_resident,
         })
     }
 
@@ -348,6 +396,7 @@ impl Server {
             s.reply_pauses = self.counters.pauses.load(Ordering::Relaxed);
             s.backing_syncs = self.counters.syncs.load(Ordering::Relaxed);
             s.enospc_replies = self.counters.enospc.load(Ordering::Relaxed);
+            s.maps_populated_bytes = self.maps_resident;
             s
         });
         if let Some(o) = owned {
@@ -462,7 +511,9 @@ impl Server {
     fn advance(&mut self, until: Ns, st: &mut SimState) {
         let mut done = std::mem::take(&mut st.done);
         done.clear();
+        let t0 = Instant::now();
         self.device.advance(until, &mut done);
+        st.summary.model_wall_ns += t0.elapsed().as_nanos() as u64;
         if let Some(log) = self.log.as_mut() {
             log.update(&mut self.device);
         }
@@ -569,7 +620,10 @@ impl Server {
                     sync: req.kind == nbd::CMD_FLUSH || req.flags & nbd::CMD_FLAG_FUA != 0,
                 });
                 c.outstanding += 1;
+                let t0 = Instant::now();
                 let parts = self.device.submit(entered, c.sq, op, offset, len, flags, id);
+                st.summary.model_wall_ns += t0.elapsed().as_nanos() as u64;
+                st.summary.model_requests += 1;
                 st.reqs.get_mut(id).parts = parts;
                 if let Some(log) = self.log.as_mut() {
                     if req.writes_data() {

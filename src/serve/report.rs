@@ -125,6 +125,13 @@ pub struct Summary {
     pub backing_syncs: u64,
     /// Writes refused because the store was full.
     pub enospc_replies: u64,
+    /// Wall time the simulation thread spent in the model (entering
+    /// requests and running it), and the requests it entered: what one
+    /// request costs the thread that must keep up with real time.
+    pub model_wall_ns: u64,
+    pub model_requests: u64,
+    /// Bytes of FTL maps taken before serving (0: `--lazy-maps`, or too big).
+    pub maps_populated_bytes: u64,
     pub end_ns: Ns,
     pub size: u64,
     /// The device block, filled at the end.
@@ -159,6 +166,9 @@ impl Summary {
             reply_pauses: 0,
             backing_syncs: 0,
             enospc_replies: 0,
+            model_wall_ns: 0,
+            model_requests: 0,
+            maps_populated_bytes: 0,
             end_ns: 0,
             size: exports.first().map_or(0, |e| e.size),
             device: Value::Null,
@@ -257,6 +267,12 @@ impl Summary {
                 "reply_pauses": self.reply_pauses,
                 "backing_syncs": self.backing_syncs,
                 "enospc_replies": self.enospc_replies,
+                "model": {
+                    "requests": self.model_requests,
+                    "wall_s": self.model_wall_ns as f64 / 1e9,
+                    "us_per_request": self.model_us_per_request(),
+                    "maps_populated_bytes": self.maps_populated_bytes,
+                },
                 "exports": exports,
                 "lag": {
                     "replies": l.replies,
@@ -273,6 +289,11 @@ impl Summary {
             v["nvmesim serve"]["power_cut"] = r.json();
         }
         v
+    }
+
+    /// Wall microseconds of the model per request entered.
+    pub fn model_us_per_request(&self) -> f64 {
+        self.model_wall_ns as f64 / 1e3 / self.model_requests.max(1) as f64
     }
 
     /// The results as a short text summary.
@@ -335,6 +356,14 @@ impl Summary {
             } else {
                 l.sum_ns as f64 / l.replies as f64 / 1e3
             }
+        );
+        let _ = writeln!(
+            s,
+            "model: {} requests, {:.2} s of wall time in the model ({:.1}% of the run, {:.2} us per request)",
+            self.model_requests,
+            self.model_wall_ns as f64 / 1e9,
+            self.model_wall_ns as f64 / (secs * self.time_scale * 1e9).max(1.0) * 100.0,
+            self.model_us_per_request()
         );
         if let Some(d) = self.device.as_object() {
             if let Some(wa) = d.get("write_amplification") {

@@ -45,15 +45,20 @@ pub fn pattern(off: u64, out: &mut [u8]) {
 /// rest of the machine, yet holds a working set of many GiB on any machine
 /// that can run the clients; 4 GiB where physical memory cannot be read.
 pub fn default_memory_limit() -> u64 {
+    physical_memory().map_or(4 << 30, |m| m / 4)
+}
+
+/// Bytes of physical memory, where the system says.
+pub fn physical_memory() -> Option<u64> {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: sysconf only reads system configuration.
         let (pages, size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
         if pages > 0 && size > 0 {
-            return pages as u64 * size as u64 / 4;
+            return Some(pages as u64 * size as u64);
         }
     }
-    4 << 30
+    None
 }
 
 /// Where `nvmesim serve` keeps the data (`--store`).

@@ -1041,3 +1041,24 @@ fn power_cut_at_stops_the_server_at_that_simulated_time() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--power-cut-at -1"));
 }
+
+#[test]
+fn the_ftl_maps_are_taken_before_serving_unless_lazy_maps_and_the_model_time_is_reported() {
+    let sock = temp("maps.sock");
+    for (extra, taken) in [(None, true), (Some("--lazy-maps"), false)] {
+        let mut args = vec!["--config", "tests/data/tiny-ssd.toml", "--precondition", "none"];
+        args.extend(extra);
+        let srv = serve(&args, &sock, 60.0);
+        let mut c = Client::connect(&sock, "");
+        assert_eq!(c.write(0, &pattern(1, 8192)), 0);
+        assert_eq!(c.read(0, 8192), (0, pattern(1, 8192)));
+        drop(c);
+        let j = finish(srv);
+        let m = &j["nvmesim serve"]["model"];
+        let bytes = m["maps_populated_bytes"].as_u64().unwrap();
+        // tiny-ssd's l2p and p2l: at least one 2 MiB chunk each.
+        assert_eq!(bytes >= 4 << 20, taken, "{extra:?}: {bytes} bytes taken up front");
+        assert_eq!(m["requests"], 2, "{m}");
+        assert!(m["wall_s"].as_f64().unwrap() > 0.0, "{m}");
+    }
+}

@@ -153,6 +153,25 @@ impl Map {
         (0..self.len).map(|i| self.get(i))
     }
 
+    /// Take every chunk and have the kernel back all of it now, so that no
+    /// later write to the map page-faults (a fault zeroes a 4 KiB page:
+    /// about a microsecond on the thread that writes). Contents are
+    /// unchanged. Returns the bytes the map holds.
+    pub fn populate(&mut self) -> usize {
+        for c in self.chunks.iter_mut() {
+            if *c == self.zero {
+                *c = alloc_chunk(self.huge);
+            }
+            populate_chunk(*c);
+        }
+        self.chunks.len() * CHUNK_BYTES
+    }
+
+    /// Bytes the map holds once every chunk is taken.
+    pub fn full_bytes(&self) -> usize {
+        self.chunks.len() * CHUNK_BYTES
+    }
+
     /// Bytes of chunks taken so far.
     pub fn bytes_taken(&self) -> usize {
         self.chunks.iter().filter(|&&c| c != self.zero).count() * CHUNK_BYTES
@@ -248,6 +267,30 @@ fn alloc_chunk(huge: bool) -> NonNull<u32> {
     unsafe { NonNull::new_unchecked(aligned as *mut u32) }
 }
 
+/// Back every page of a chunk from alloc_chunk now: MADV_POPULATE_WRITE
+/// (Linux 5.14), or where the kernel lacks it a write of each page's first
+/// entry with the value it holds.
+fn populate_chunk(p: NonNull<u32>) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: `p` is a live CHUNK_BYTES mapping; populating changes no
+        // contents.
+        let r = unsafe { libc::madvise(p.as_ptr() as *mut libc::c_void, CHUNK_BYTES, libc::MADV_POPULATE_WRITE) };
+        if r == 0 {
+            return;
+        }
+    }
+    const PAGE_ENTRIES: usize = 4096 / std::mem::size_of::<u32>();
+    for i in (0..CHUNK).step_by(PAGE_ENTRIES) {
+        // SAFETY: i < CHUNK inside a live chunk owned by the caller's
+        // `&mut Map`; the volatile pair rewrites the entry unchanged.
+        unsafe {
+            let q = p.as_ptr().add(i);
+            std::ptr::write_volatile(q, std::ptr::read_volatile(q));
+        }
+    }
+}
+
 /// Give a chunk from alloc_chunk back to the kernel.
 fn free_chunk(p: NonNull<u32>) {
     // SAFETY: `p` is a CHUNK_BYTES mapping made by alloc_chunk, freed once.
@@ -258,6 +301,20 @@ fn free_chunk(p: NonNull<u32>) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn populate_takes_every_chunk_and_keeps_the_entries() {
+        let mut m = super::Map::new(2 * super::CHUNK + 7, false);
+        m.set(5, 11);
+        m.set(2 * super::CHUNK + 6, 13);
+        assert_eq!(m.bytes_taken(), 2 * super::CHUNK_BYTES);
+        assert_eq!(m.populate(), 3 * super::CHUNK_BYTES);
+        assert_eq!(m.bytes_taken(), 3 * super::CHUNK_BYTES);
+        assert_eq!(
+            (m.get(5), m.get(2 * super::CHUNK + 6), m.get(super::CHUNK)),
+            (11, 13, 0)
+        );
+    }
+
     use super::*;
 
     #[test]
