@@ -80,7 +80,7 @@ pub struct ServeArgs {
     pub lazy_maps: bool,
     /// Machine config (TOML; only [device] matters here). `[device.ssd.cache] volatile = true` gives the
     /// drive a volatile write cache: FLUSH and FUA writes then wait until the data is programmed to NAND
-    /// (both SSD presets have power-loss protection: false).
+    /// (the Samsung 970 PRO preset's cache is volatile; the other SSD presets have power-loss protection).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Device preset (see `nvmesim presets`).
