@@ -291,9 +291,12 @@ impl Summary {
         v
     }
 
-    /// Wall microseconds of the model per request entered.
+    /// Wall microseconds of the model per request entered (0 with none).
     pub fn model_us_per_request(&self) -> f64 {
-        self.model_wall_ns as f64 / 1e3 / self.model_requests.max(1) as f64
+        if self.model_requests == 0 {
+            return 0.0;
+        }
+        self.model_wall_ns as f64 / 1e3 / self.model_requests as f64
     }
 
     /// The results as a short text summary.
