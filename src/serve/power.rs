@@ -138,17 +138,22 @@ impl PowerLog {
         for (i, &(cid, _, _)) in cmds.iter().enumerate() {
             self.by_cid.insert(cid, (seq, i));
         }
+        self.push_write(offset, len, prev, cmds.iter().map(|&(_, o, l)| (o, l as u64)));
+    }
+
+    /// Log a write whose parts `(offset, len)` are all still in flight,
+    /// holding `prev`.
+    fn push_write(&mut self, offset: u64, len: u64, prev: Option<Vec<u8>>, parts: impl Iterator<Item = (u64, u64)>) {
         self.held_bytes += prev.as_ref().map_or(0, |p| p.len() as u64);
         self.held_peak = self.held_peak.max(self.held_bytes);
         self.entries.push_back(Entry {
             offset,
             len,
             prev,
-            parts: cmds
-                .iter()
-                .map(|&(_, o, l)| Part {
-                    offset: o,
-                    len: l as u64,
+            parts: parts
+                .map(|(offset, len)| Part {
+                    offset,
+                    len,
                     state: State::InFlight,
                     landed: false,
                 })
@@ -159,19 +164,7 @@ impl PowerLog {
     /// A write the store took but the model never received: power was cut
     /// between the two (it was in the server's queue). It is lost, in flight.
     pub fn unentered(&mut self, offset: u64, len: u64, prev: Option<Vec<u8>>) {
-        self.held_bytes += prev.as_ref().map_or(0, |p| p.len() as u64);
-        self.held_peak = self.held_peak.max(self.held_bytes);
-        self.entries.push_back(Entry {
-            offset,
-            len,
-            prev,
-            parts: vec![Part {
-                offset,
-                len,
-                state: State::InFlight,
-                landed: false,
-            }],
-        });
+        self.push_write(offset, len, prev, std::iter::once((offset, len)));
     }
 
     /// A trim or deallocating write-zeroes of `[offset, offset + len)` entered.

@@ -262,6 +262,28 @@ impl Ftl {
         Ok(f)
     }
 
+    /// Have the kernel back all of the maps' memory (and the lazy build's
+    /// bitmaps) now, contents unchanged: a thread that must keep up with
+    /// real time then never page-faults on a first touch (`nvmesim serve`).
+    /// Returns the bytes now resident for them.
+    pub fn populate_memory(&mut self) -> usize {
+        let mut n = self.l2p.populate() + self.p2l.populate();
+        if self.verify {
+            n += self.written.populate() + self.stored.populate();
+        }
+        n + self.lazy.as_deref_mut().map_or(0, lazy::Lazy::touch_bitmaps)
+    }
+
+    /// The maps' bytes once every chunk is taken: what
+    /// [`Ftl::populate_memory`] makes resident, less the lazy bitmaps.
+    pub fn full_map_bytes(&self) -> usize {
+        let mut n = self.l2p.full_bytes() + self.p2l.full_bytes();
+        if self.verify {
+            n += self.written.full_bytes() + self.stored.full_bytes();
+        }
+        n
+    }
+
     /// Back to an empty drive (maps freshly allocated, so untouched memory
     /// stays lazily zeroed). Erase counts are kept. `huge`: the maps may
     /// use huge pages (see [`use_huge_pages`]).

@@ -281,17 +281,6 @@ pub(super) struct Lazy {
     blocks_left: usize,
 }
 
-/// Rewrite one word per 4 KiB page of `v` with its own value, so that the
-/// kernel backs every page now (a zeroed `Vec` is lazily zeroed memory).
-fn touch_pages(v: &mut [u64]) {
-    for w in v.iter_mut().step_by(512) {
-        let p: *mut u64 = w;
-        // SAFETY: `p` comes from a unique reference; the volatile pair keeps
-        // the compiler from dropping a write of the value already there.
-        unsafe { std::ptr::write_volatile(p, std::ptr::read_volatile(p)) };
-    }
-}
-
 #[inline]
 fn bit(bits: &[u64], i: usize) -> bool {
     bits[i / 64] >> (i % 64) & 1 == 1
@@ -340,6 +329,17 @@ impl Lazy {
             ready,
             layout,
         }
+    }
+
+    /// Have the kernel back the bitmaps' memory now (see
+    /// `Ftl::populate_memory`); returns their bytes.
+    pub(super) fn touch_bitmaps(&mut self) -> usize {
+        let mut n = 0;
+        for v in [&mut self.touched, &mut self.lpn_built, &mut self.l2p_pages] {
+            super::maps::touch_pages(v);
+            n += std::mem::size_of_val(v.as_slice());
+        }
+        n
     }
 
     pub(super) fn done(&self) -> bool {
@@ -541,33 +541,6 @@ impl Ftl {
         if let Some(mut z) = self.lazy.take() {
             z.build_all(&mut self.l2p, &mut self.p2l);
         }
-    }
-
-    /// Have the kernel back all of the maps' memory (and the lazy build's
-    /// bitmaps) now, contents unchanged: a thread that must keep up with
-    /// real time then never page-faults on a first touch (`nvmesim serve`).
-    /// Returns the bytes now resident for them.
-    pub fn populate_memory(&mut self) -> usize {
-        let mut n = self.l2p.populate() + self.p2l.populate();
-        if self.verify {
-            n += self.written.populate() + self.stored.populate();
-        }
-        if let Some(z) = self.lazy.as_deref_mut() {
-            for v in [&mut z.touched, &mut z.lpn_built, &mut z.l2p_pages] {
-                touch_pages(v);
-                n += v.len() * 8;
-            }
-        }
-        n
-    }
-
-    /// Bytes [`Ftl::populate_memory`] makes resident (about).
-    pub fn full_map_bytes(&self) -> usize {
-        let mut n = self.l2p.full_bytes() + self.p2l.full_bytes();
-        if self.verify {
-            n += self.written.full_bytes() + self.stored.full_bytes();
-        }
-        n
     }
 
     /// Whether part of the maps is still to be built on first touch.

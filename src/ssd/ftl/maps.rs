@@ -280,14 +280,21 @@ fn populate_chunk(p: NonNull<u32>) {
             return;
         }
     }
-    const PAGE_ENTRIES: usize = 4096 / std::mem::size_of::<u32>();
-    for i in (0..CHUNK).step_by(PAGE_ENTRIES) {
-        // SAFETY: i < CHUNK inside a live chunk owned by the caller's
-        // `&mut Map`; the volatile pair rewrites the entry unchanged.
-        unsafe {
-            let q = p.as_ptr().add(i);
-            std::ptr::write_volatile(q, std::ptr::read_volatile(q));
-        }
+    // SAFETY: the chunk holds CHUNK entries and the caller's `&mut Map`
+    // owns it: no other reference to it exists while this slice does.
+    touch_pages(unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), CHUNK) });
+}
+
+/// Rewrite one element per 4 KiB page of `v` with its own value, so that
+/// the kernel backs every page now (lazily zeroed memory otherwise faults
+/// on first touch).
+pub(super) fn touch_pages<T: Copy>(v: &mut [T]) {
+    let per_page = (4096 / std::mem::size_of::<T>().max(1)).max(1);
+    for w in v.iter_mut().step_by(per_page) {
+        let p: *mut T = w;
+        // SAFETY: `p` comes from a unique reference; the volatile pair keeps
+        // the compiler from dropping a write of the value already there.
+        unsafe { std::ptr::write_volatile(p, std::ptr::read_volatile(p)) };
     }
 }
 
