@@ -267,21 +267,19 @@ impl Ftl {
     /// real time then never page-faults on a first touch (`nvmesim serve`).
     /// Returns the bytes now resident for them.
     pub fn populate_memory(&mut self) -> usize {
-        let mut n = self.l2p.populate() + self.p2l.populate();
-        if self.verify {
-            n += self.written.populate() + self.stored.populate();
-        }
+        // Without verify, `written` and `stored` are empty maps (no chunks).
+        let maps = [&mut self.l2p, &mut self.p2l, &mut self.written, &mut self.stored];
+        let n: usize = maps.into_iter().map(Map::populate).sum();
         n + self.lazy.as_deref_mut().map_or(0, lazy::Lazy::touch_bitmaps)
     }
 
     /// The maps' bytes once every chunk is taken: what
     /// [`Ftl::populate_memory`] makes resident, less the lazy bitmaps.
     pub fn full_map_bytes(&self) -> usize {
-        let mut n = self.l2p.full_bytes() + self.p2l.full_bytes();
-        if self.verify {
-            n += self.written.full_bytes() + self.stored.full_bytes();
-        }
-        n
+        [&self.l2p, &self.p2l, &self.written, &self.stored]
+            .into_iter()
+            .map(Map::full_bytes)
+            .sum()
     }
 
     /// Back to an empty drive (maps freshly allocated, so untouched memory

@@ -164,7 +164,7 @@ impl Map {
             }
             populate_chunk(*c);
         }
-        self.chunks.len() * CHUNK_BYTES
+        self.full_bytes()
     }
 
     /// Bytes the map holds once every chunk is taken.
