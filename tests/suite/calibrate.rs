@@ -1,4 +1,4 @@
-//! `nvmesim calibrate` (issue "calibrate"): it recovers hidden values from
+//! `nvmesim calibrate`: it recovers hidden values from
 //! measurements nvmesim itself made, reports a key the targets cannot
 //! constrain as unidentified, writes the same config for the same seed,
 //! and rejects bad input before any search starts.
