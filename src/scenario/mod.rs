@@ -442,6 +442,135 @@ fn compare(f: &StudyFigure, model: Option<f64>) -> (String, bool) {
     }
 }
 
+// ------------------------------------------------------------ set-up from the study
+//
+// Convention: every scenario that reproduces a study keeps its set-up as data
+// in `<module>/setup.toml` (`[[setup]]` tables): for each part of the set-up,
+// what the study's text says (in our words, never its sentences), where
+// (`cite`: the file and line of the studies' plain-text copies, e.g.
+// `wrr-ioprio-hotstorage17.txt:144`), and what the scenario runs. Where the
+// text is silent, `unknown = true` and `model` says what is assumed or which
+// range the scenario runs. The report prints them as a "Set-up from the
+// study" section before "Study vs model". A test checks each citation
+// against the plain-text copies where they are at hand (`key`: words that
+// stand on the cited lines).
+
+/// The plain-text copies of the studies the set-ups cite (file name, study).
+pub(crate) const STUDY_TEXTS: [(&str, &str); 5] = [
+    ("rw-isolation-imcom17.txt", "Lee, Kang, Lee, Eom, IMCOM '17"),
+    (
+        "hmb-io-applsci20.txt",
+        "Kim, Kim, Kim, Applied Sciences 10(12) 4341, 2020",
+    ),
+    ("wrr-ioprio-hotstorage17.txt", "Joshi, Choudhary, Yadav, HotStorage '17"),
+    ("virtio-multiqueue-msst15.txt", "Kim, Kang, Lee, Eom, MSST '15 poster"),
+    (
+        "blk-mq-systor13-slides.txt",
+        "Bjørling, Axboe, Nellans, Bonnet, SYSTOR '13 slides",
+    ),
+];
+
+/// One part of a scenario's set-up, as the study's text gives it.
+#[derive(Deserialize, Clone, Debug)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SetupItem {
+    /// The part of the set-up (host, drive, queue depth, ...).
+    pub item: String,
+    /// What the study says of it, in our words ("not stated: ..." where silent).
+    pub study: String,
+    /// `FILE:LINE`, `FILE:FIRST-LAST`, or several joined by ", " (same file).
+    pub cite: String,
+    /// Words that stand on the cited lines (case and spacing aside; the tests check them).
+    #[serde(default)]
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub key: String,
+    /// What this scenario runs.
+    pub model: String,
+    /// The text does not give it: the scenario assumes `model`, or runs a range.
+    #[serde(default)]
+    pub unknown: bool,
+}
+
+#[derive(Deserialize)]
+struct SetupTable {
+    #[serde(default)]
+    setup: Vec<SetupItem>,
+}
+
+/// The set-up table of a scenario that reproduces a study (by scenario name).
+pub(crate) fn setup_text(scenario: &str) -> Option<&'static str> {
+    Some(match scenario {
+        "rw-isolation" => include_str!("rw_isolation/setup.toml"),
+        "sq-occupancy" => include_str!("sq_occupancy/setup.toml"),
+        "hmb" => include_str!("hmb/setup.toml"),
+        "wrr" => include_str!("wrr/setup.toml"),
+        "wrr-vms" => include_str!("wrr_vms/setup.toml"),
+        "virtio" => include_str!("virtio/setup.toml"),
+        "blk-mq" => include_str!("blk_mq/setup.toml"),
+        _ => return None,
+    })
+}
+
+/// Parse a scenario's set-up table (empty when it has none).
+pub(crate) fn parse_setup(scenario: &str) -> Result<Vec<SetupItem>, String> {
+    let Some(text) = setup_text(scenario) else {
+        return Ok(Vec::new());
+    };
+    let items = toml::from_str::<SetupTable>(text)
+        .map_err(|e| format!("{scenario}: setup.toml: {e}"))?
+        .setup;
+    for it in &items {
+        parse_cite(&it.cite).map_err(|e| format!("{scenario}: setup.toml, item '{}': {e}", it.item))?;
+    }
+    Ok(items)
+}
+
+/// Inclusive line ranges of a citation.
+pub(crate) type Lines = Vec<(usize, usize)>;
+
+/// A citation's file and its inclusive line ranges.
+pub(crate) fn parse_cite(cite: &str) -> Result<(&str, Lines), String> {
+    let (file, lines) = cite
+        .split_once(':')
+        .ok_or_else(|| format!("cite '{cite}' is not FILE:LINE"))?;
+    if !STUDY_TEXTS.iter().any(|(f, _)| *f == file) {
+        return Err(format!("cite '{cite}': '{file}' is not one of the studies' texts"));
+    }
+    let mut ranges = Vec::new();
+    for part in lines.split(", ") {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b) = (a.trim().parse::<usize>(), b.trim().parse::<usize>());
+        match (a, b) {
+            (Ok(a), Ok(b)) if a >= 1 && a <= b => ranges.push((a, b)),
+            _ => return Err(format!("cite '{cite}': '{part}' is not LINE or FIRST-LAST")),
+        }
+    }
+    Ok((file, ranges))
+}
+
+/// The "Set-up from the study" section (empty when the scenario has no table).
+pub(crate) fn setup_section(items: &[SetupItem]) -> String {
+    if items.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from(
+        "\n\n## Set-up from the study\n\n\
+Each part of the set-up as the study's text gives it (in our words), where it says so (file and line \
+of the studies' plain-text copies), and what this run does. **Not stated**: the text is silent; the \
+last column says what the scenario assumes, or where it runs a range instead.\n\n\
+| part | the study | where | this run |\n|---|---|---|---|\n",
+    );
+    for it in items {
+        let study = if it.unknown {
+            format!("**Not stated.** {}", it.study)
+        } else {
+            it.study.clone()
+        };
+        md.push_str(&format!("| {} | {} | {} | {} |\n", it.item, study, it.cite, it.model));
+    }
+    md
+}
+
 /// Write a scenario's report and rows with the "Study vs model" section and
 /// rows added, print the report and then the short study-vs-model summary.
 pub(crate) fn finish_with_study(
@@ -472,6 +601,7 @@ pub(crate) fn add_study(
     let models: Vec<Option<f64>> = figs.iter().map(|f| model_value(f, rows, vars)).collect();
     let trimmed = md.trim_end().len();
     md.truncate(trimmed);
+    md.push_str(setup_section(&parse_setup(scenario)?).trim_end());
     md.push_str(
         "\n\n## Study vs model\n\n\
 One row per figure the study published, the model's value from this run's rows, and \
@@ -603,6 +733,83 @@ mod tests {
         assert!(check_study("t", &[bad]).unwrap_err().contains("unknown model op 'sum'"));
         let no_b = fig(r#"{ op = "ratio", a = { metric = "iops" } }"#);
         assert!(check_study("t", &[no_b]).unwrap_err().contains("needs b"));
+    }
+
+    /// The studies' plain-text copies where they are at hand: `$NVMESIM_STUDIES`,
+    /// or `../shared/studies` beside the repository.
+    fn study_texts() -> Option<std::path::PathBuf> {
+        let dir = std::env::var_os("NVMESIM_STUDIES")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/studies"));
+        dir.join(STUDY_TEXTS[0].0).is_file().then_some(dir)
+    }
+
+    /// The cited lines of a study's copy, joined, lower-cased, spacing collapsed.
+    fn cited_lines(dir: &Path, cite: &str) -> String {
+        let (file, ranges) = parse_cite(cite).unwrap();
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let mut out = String::new();
+        for (a, b) in ranges {
+            assert!(b <= lines.len(), "{cite}: {file} has {} lines", lines.len());
+            for l in &lines[a - 1..b] {
+                out.push_str(l);
+                out.push(' ');
+            }
+        }
+        norm(&out)
+    }
+
+    fn norm(s: &str) -> String {
+        s.to_lowercase().split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn every_study_scenario_cites_its_set_up_from_the_text() {
+        let dir = study_texts();
+        for (name, _) in list() {
+            let Some(_) = setup_text(name) else { continue };
+            let items = parse_setup(name).unwrap();
+            assert!(
+                items.len() >= 5,
+                "{name}: setup.toml has {} [[setup]] items",
+                items.len()
+            );
+            assert!(items.iter().any(|i| i.unknown), "{name}: no part is marked unknown");
+            for it in &items {
+                for (field, v) in [("item", &it.item), ("study", &it.study), ("model", &it.model)] {
+                    assert!(!v.trim().is_empty(), "{name}: '{}' has an empty {field}", it.item);
+                }
+                if let Some(dir) = &dir {
+                    let cited = cited_lines(dir, &it.cite);
+                    assert!(
+                        cited.contains(&norm(&it.key)),
+                        "{name}: '{}': '{}' is not on {}",
+                        it.item,
+                        it.key,
+                        it.cite
+                    );
+                }
+            }
+        }
+        if dir.is_none() {
+            eprintln!("the studies' texts are not at hand: citations checked for form only");
+        }
+    }
+
+    #[test]
+    fn citations_name_a_study_text_and_lines() {
+        assert!(parse_cite("wrr-ioprio-hotstorage17.txt:137-140, 144").is_ok());
+        assert!(parse_cite("wrr-ioprio-hotstorage17.txt").is_err());
+        assert!(parse_cite("other.txt:3")
+            .unwrap_err()
+            .contains("not one of the studies"));
+        assert!(parse_cite("hmb-io-applsci20.txt:9-3").is_err());
+        assert!(parse_cite("hmb-io-applsci20.txt:0").is_err());
+        if let Some(dir) = study_texts() {
+            let s = cited_lines(&dir, "wrr-ioprio-hotstorage17.txt:98");
+            assert!(s.contains("pm 1725a") && !s.contains("virtual machines in rr"));
+        }
     }
 
     #[test]
