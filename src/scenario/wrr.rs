@@ -179,6 +179,17 @@ fn slots_label(slots: Option<u32>, preset: u32) -> String {
     }
 }
 
+/// The queue map of a setting: the study's RR results come from the base
+/// driver, one SQ per core and round robin (wrr-ioprio-hotstorage17.txt:67,
+/// 110); its WRR settings from the driver with four SQs per core.
+fn queue_map(s: &Setting) -> &'static str {
+    if s.low.is_some() {
+        "wrr-ioprio"
+    } else {
+        "per-core"
+    }
+}
+
 fn arbitration_keys(s: &Setting) -> String {
     match (s.low, s.medium, s.high) {
         (Some(l), Some(m), Some(h)) => {
@@ -250,7 +261,9 @@ pub fn run(dir: &Path, quick: bool, seed: Option<u64>) -> Result<(), String> {
 Host `{}`, drive `{}` (preset: {} I/O queues, {} command slots, arbitration burst {}, WRR supported), \
 precondition `{}`, seed {}{}. Queue map `wrr-ioprio` with {} SQs per queue set (urgent, high, medium, low) \
 sharing one CQ; an ionice class picks the SQ: best-effort -> high, none -> medium, idle -> low, \
-realtime -> urgent. Weights are commands per round (the Set Features field plus one).\n\n\
+realtime -> urgent. Weights are commands per round (the Set Features field plus one). Round robin runs \
+on the stock driver, as the study's RR results do (wrr-ioprio-hotstorage17.txt:67, 110): the `per-core` \
+map, one SQ per core.\n\n\
 Every run's job and config are in `jobs/` and `configs/` (`nvmesim run jobs/X.fio --config configs/X.toml`).\n",
         setup.host,
         setup.device,
@@ -329,7 +342,7 @@ Each application is {} fio jobs at QD {}, {} I/O, {} ms. IOPS and bandwidth per 
             for (si, st) in setup.apps.setting.iter().enumerate() {
                 let stem = format!("apps-{rw}-{}{}{grant_suffix}", slug(&st.name), slots_suffix(*slots));
                 let job = apps_job(&c, rw, &setup.apps.app, c.ms(setup.apps.runtime_ms));
-                let cfg = c.config_grant("wrr-ioprio", &arbitration_keys(st), *slots, grant);
+                let cfg = c.config_grant(queue_map(st), &arbitration_keys(st), *slots, grant);
                 // Rows of the grant variant carry their own variant name, so
                 // the study figures' filters (setting, rw, slots) never mix them in.
                 let variant = match grant {
@@ -482,7 +495,8 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
                 slots_suffix(*slots),
                 if suspend { "-suspend" } else { "" }
             );
-            let mut cfg = c.config("wrr-ioprio", &arb, *slots);
+            // Round robin is the stock driver's (one SQ per core), as in part 1.
+            let mut cfg = c.config(if wrr { "wrr-ioprio" } else { "per-core" }, &arb, *slots);
             if suspend {
                 cfg += "\n[device.ssd.suspend]\nprogram = true\nerase = true\n";
             }

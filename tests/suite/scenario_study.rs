@@ -100,6 +100,10 @@ fn study_vs_model_wrr() {
             "wrr_8_16_24_randread_high_over_low",
             "wrr_8_16_24_randwrite_high_over_low",
             "wrr_8_16_24_randwrite_high_over_low_grant_arrival",
+            "base_driver_randread_lat_qd1",
+            "base_driver_seqwrite_lat_qd1",
+            "wrr_driver_randread_lat_qd1_over_base",
+            "wrr_driver_seqwrite_lat_qd1_over_base",
         ],
     );
 }
@@ -108,7 +112,15 @@ fn study_vs_model_wrr() {
 fn study_vs_model_wrr_vms() {
     check(
         "wrr-vms",
-        &["wrr_vm1_iops", "wrr_vm2_iops", "wrr_vm3_iops", "wrr_vm1_over_vm3"],
+        &[
+            "wrr_vm1_iops",
+            "wrr_vm2_iops",
+            "wrr_vm3_iops",
+            "wrr_vm1_over_vm3",
+            "rr_vm1_iops",
+            "rr_vm3_iops",
+            "rr_vm1_over_vm3",
+        ],
     );
 }
 
