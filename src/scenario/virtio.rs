@@ -34,7 +34,7 @@ mechanism = "Every vCPU and IOThread has a host CPU of its own, and the only str
 
 [[study]]
 metric = "per_vcpu_8_iothreads_over_shared_8_jobs_on_vcpu_cpus"
-figure = "IOPS, per-vCPU queues + 8 IOThreads / shared queue + 1 IOThread, 8 fio jobs; assumed set-up: IOThreads on the vCPUs' 8 CPUs, no IOThread polling"
+figure = "IOPS, per-vCPU queues + 8 IOThreads / shared queue + 1 IOThread, 8 fio jobs; assumed set-up: IOThreads on the vCPUs' 8 CPUs"
 value = 3.38
 unit = "x"
 source = "Kim, Kang, Lee, Eom, MSST '15 poster abstract, 4 KB random read result (virtio-multiqueue-msst15.txt:16)"
@@ -48,7 +48,7 @@ struct Variant {
     queues: &'static str,
     iothreads: &'static [u32],
     /// The IOThreads run on the vCPUs' CPUs (0-7) instead of CPUs of their
-    /// own, and do not poll (see [`SHARED_CORES`]).
+    /// own (see [`SHARED_CORES`]).
     shared_cores: bool,
 }
 
@@ -111,15 +111,13 @@ const VARIANTS: [Variant; 7] = [
 ];
 
 /// The config's placement comment, and what the shared-core variants say
-/// instead. They also set `poll_max_ns = 0`: the study's QEMU 2.1.2 had no
-/// IOThread polling (QEMU's `poll-max-ns` property exists since 2.9, qapi
-/// `IOThreadInfo`), so its IOThreads slept in ppoll whenever idle.
+/// instead. No variant polls (vm.toml: `poll_max_ns = 0`, the study's QEMU
+/// 2.1.2).
 const PINNED_COMMENT: &str = "# vCPUs pinned to CPUs 0-7 and IOThreads on CPUs 8-15: all on socket 0, as
 # a tuned host would pin them (libvirt <vcpupin>, <iothreadpin>).";
 const SHARED_CORES: &str = "# vCPUs pinned to CPUs 0-7 and the IOThreads on the same CPUs (IOThread k
 # beside vCPU k; a single IOThread on CPU 7): the VM's threads share 8 host
-# CPUs, as on the study's machine. No IOThread polling:
-# the study's QEMU 2.1.2 predates poll-max-ns (QEMU 2.9).";
+# CPUs, as on the study's machine.";
 
 /// What one run measured.
 struct Point {
@@ -159,9 +157,7 @@ pub fn run(dir: &Path, quick: bool, seed: Option<u64>) -> Result<(), String> {
                 if !cfg.contains(PINNED_COMMENT) {
                     return Err("internal: virtio/vm.toml's placement comment changed".into());
                 }
-                cfg = cfg
-                    .replace(PINNED_COMMENT, SHARED_CORES)
-                    .replace("\njob = ", "\npoll_max_ns = 0\njob = ");
+                cfg = cfg.replace(PINNED_COMMENT, SHARED_CORES);
             }
             write(dir, &format!("jobs/{job_name}"), &job)?;
             write(dir, &format!("configs/{cfg_name}"), &cfg)?;
@@ -243,13 +239,14 @@ pub fn run(dir: &Path, quick: bool, seed: Option<u64>) -> Result<(), String> {
 Host: `dell-r720-2s` (2 x Xeon E5-2650, 32 logical CPUs). Device: `null` (completes at once, like \
 Linux null_blk). One VM: 8 vCPUs pinned to CPUs 0-7, IOThreads on CPUs 8-15 (same socket), one \
 100 GiB virtio-blk disk `vda`. Inside: fio 4 KiB random reads, libaio, iodepth 16 per job, 1 to 8 \
-jobs (one per vCPU), {runtime} after a 20 ms ramp, seed {seed}. Configs in `configs/`, guest jobs in \
-`jobs/`; rerun any point with `nvmesim run --config configs/NAME.toml`.\n\n\
+jobs (one per vCPU), {runtime} after a 20 ms ramp, seed {seed}. No IOThread polls: the study's QEMU \
+2.1.2 did not have it (poll-max-ns arrived in QEMU 2.9), so an idle IOThread sleeps and a new request \
+costs a notify. Configs in `configs/`, guest jobs in `jobs/`; rerun any point with `nvmesim run \
+--config configs/NAME.toml`.\n\n\
 The designs marked *on vCPU CPUs* put the IOThreads on the vCPUs' CPUs 0-7 instead (IOThread k beside \
 vCPU k; a single IOThread on CPU 7, whose vCPU is idle below 8 jobs and is not the one taking a shared \
 queue's interrupts), as on the study's machine, which ran the VM's vCPUs and IOThreads on the same \
-cores (the paper's set-up was not found, see the study table), and without IOThread \
-polling, which the study's QEMU 2.1.2 did not have (poll-max-ns arrived in QEMU 2.9). A CPU runs one \
+cores (the paper's set-up was not found, see the study table). A CPU runs one \
 thread's work at a time, so there vCPU and IOThread work queue for the same CPU. In those rows \
 \"vCPU busy\" is the busy time of CPUs 0-7, IOThread work included.\n\n\
 Costs: guest block layer as the host's `[host.costs]`, with Linux 3.17's shared disk-statistics \
@@ -367,9 +364,8 @@ costing throughput.",
 has its own, and IOPS grow with jobs: {} at 1 job, {} at 8 ({:.1}x the shared design). Each \
 IOThread is still {:.0}% busy, so they, not the vCPUs ({:.0}% busy), set the rate; latency stays \
 at {:.1} us.\n\
-- **Notifications.** A busy IOThread keeps notifications suppressed and a polling one (poll-max-ns \
-32 us) sees new requests without a VM exit, so notifies are rare ({:.1} per 1000 I/Os at 8 jobs, \
-shared); interrupts are batched per pass of the IOThread ({:.1} per 1000 I/Os shared, {:.1} per-vCPU \
+- **Notifications.** A busy IOThread keeps notifications suppressed, so a guest notifies (a VM exit) \
+only when the IOThread has gone to sleep ({:.1} per 1000 I/Os at 8 jobs, shared); interrupts are batched per pass of the IOThread ({:.1} per 1000 I/Os shared, {:.1} per-vCPU \
 with 8 IOThreads).\n",
         plot::short_number(many[0].iops),
         plot::short_number(many[last].iops),
