@@ -27,6 +27,8 @@ struct Setup {
     host: String,
     device: String,
     sq_size: u32,
+    /// `[device.arbitration] mechanism` of every run.
+    arbitration: String,
     seed: u64,
     load_jobs: u32,
     depths: Vec<u32>,
@@ -132,8 +134,9 @@ pub fn run(dir: &Path, quick: bool, seed: Option<u64>) -> Result<(), String> {
     for (wi, (wname, trace)) in workloads.iter().enumerate() {
         for (pi, p) in s.paths.iter().enumerate() {
             let cfg_text = format!(
-                "[host]\nextends = \"{}\"\n\n[device]\nextends = \"{}\"\n\n[device.nvme]\ndriver_queue_depth = {sq}\n\n[device.hmb]\n{}\n",
-                s.host, s.device, p.hmb
+                "[host]\nextends = \"{}\"\n\n[device]\nextends = \"{}\"\n\n[device.nvme]\ndriver_queue_depth = {sq}\n\n\
+                 [device.arbitration]\nmechanism = \"{}\"\n\n[device.hmb]\n{}\n",
+                s.host, s.device, s.arbitration, p.hmb
             );
             let cstem = slug(&p.name);
             write(dir, &format!("configs/{cstem}.toml"), &cfg_text)?;
@@ -269,7 +272,7 @@ pub fn run(dir: &Path, quick: bool, seed: Option<u64>) -> Result<(), String> {
     let _ = writeln!(
         md,
         "# hmb: an urgent launch on a busy drive, through the I/O queues or around them\n\n\
-Host `{}`, drive `{}` with SQ size {sq}. Load: {} fio jobs pinned to CPUs 0-{} (libaio, 4 KiB random reads \
+Host `{}`, drive `{}` with SQ size {sq}, arbitration `{}` (the admin SQ first). Load: {} fio jobs pinned to CPUs 0-{} (libaio, 4 KiB random reads \
 over the first {} of the drive, written before the run) at each iodepth per job (0 = idle drive). After {} ms \
 an urgent process (ionice realtime, pinned to CPU 0, so in the stock path it shares CPU 0's SQ with a load job) \
 replays a launch closed loop: each read waits for the one before. Launches: the first launch of the shipped \
@@ -280,6 +283,7 @@ Die priority for urgent reads is **off** in all three, so the difference is the 
 when the launch does (the load is stopped then). Seed {}. Inputs are in `jobs/`, `configs/`, `traces/`.\n",
         s.host,
         s.device,
+        s.arbitration,
         s.load_jobs,
         s.load_jobs - 1,
         s.region,
@@ -351,8 +355,8 @@ two ends.\n",
 In the original path the urgent read enters CPU 0's SQ behind whatever the load job on CPU 0 has queued \
 there; the controller fetches that SQ in order, so the read waits for the SQ's occupancy to drain at the \
 drive's rate, and its realtime priority changes nothing once it is in the SQ. The HMB path puts the request \
-on the admin queue, which the controller serves ahead of the I/O SQs under weighted arbitration and as one \
-more queue in the round under round robin (this drive's default): either way it is not behind the backlog. \
+on the admin queue, which the controller serves ahead of the I/O SQs (weighted round robin, as the study's \
+SSD dispatches: hmb-io-applsci20.txt:40-41), so it is not behind the backlog. \
 What it still waits for: a command slot, the metadata read and data copies over the link, the dies (busy \
 with the load's reads, and die priority is off here), and CPU 0 for the admin interrupt and the copy out of \
 the HMB. The dedicated SQ avoids the backlog the same way without the copies. With the drive idle the three \
