@@ -3,7 +3,7 @@
 //! with the SQ head reported in completion entries), and the latency of a
 //! highest-priority 512-byte read issued while the queue is that full.
 
-use super::{jobs_named, row_with, write};
+use super::{jobs_named, row_with, slug, write};
 use crate::config;
 use crate::machine::{Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
@@ -31,8 +31,19 @@ struct Setup {
     urgent_gap_ms: f64,
     quick_urgent_gap_ms: f64,
     sample_ms: f64,
+    /// The drive-speed range: the PM1725a preset with fewer dies.
+    slower: Slower,
     /// Published figures for the "Study vs model" section (never model parameters).
     study: Vec<super::StudyFigure>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Slower {
+    device: String,
+    /// (channels, dies per channel) of each drive of the range.
+    geometry: Vec<[u32; 2]>,
+    depths: Vec<u32>,
 }
 
 struct Point {
@@ -84,10 +95,35 @@ pub fn run(dir: &Path, quick: bool, seed: Option<u64>) -> Result<(), String> {
         write(dir, &format!("configs/{dev_name}.toml"), &cfg_text)?;
         let mut pts = Vec::new();
         for &depth in &s.depths {
-            let job = job_text(&s, depth, ramp, runtime, gap);
+            let p = run_point(dir, &s, dev_name, &cfg_text, depth, (ramp, runtime, gap))?;
+            let ex = [("device", json!(dev_name)), ("iodepth", json!(depth))];
+            for (m, val, unit) in p.metrics() {
+                rows.push(row_with("per-core", "randread-4k", m, val, unit, &ex));
+            }
+            pts.push(p);
+        }
+        results.push((dev_name.clone(), sq, pts));
+    }
+    let range = drive_range(dir, &s, (ramp, runtime, gap), quick, &mut rows)?;
+    report(dir, &s, (ramp, runtime, gap), &results, &range, rows)
+}
+
+/// One depth on one drive.
+fn run_point(
+    dir: &Path,
+    s: &Setup,
+    dev_name: &str,
+    cfg_text: &str,
+    depth: u32,
+    (ramp, runtime, gap): (u64, u64, f64),
+) -> Result<Point, String> {
+    {
+        {
+            let job = job_text(s, depth, ramp, runtime, gap);
             let stem = format!("qd{depth}");
             write(dir, &format!("jobs/{stem}.fio"), &job)?;
-            let cfg = config::load_machine(Some((&format!("configs/{dev_name}.toml"), &cfg_text)), None, None)?;
+            let cfg_name = format!("configs/{}.toml", slug(dev_name));
+            let cfg = config::load_machine(Some((&cfg_name, cfg_text)), None, None)?;
             let opts = RunOptions {
                 seed: s.seed,
                 precondition: Precondition::WorkingSet,
@@ -115,28 +151,96 @@ pub fn run(dir: &Path, quick: bool, seed: Option<u64>) -> Result<(), String> {
                 urgent_mean_us: urgent["read"]["lat_ns"]["mean"].as_f64().unwrap_or(0.0) / 1e3,
                 urgent_max_us: urgent["read"]["lat_ns"]["max"].as_f64().unwrap_or(0.0) / 1e3,
             };
-            let ex = [("device", json!(dev_name)), ("iodepth", json!(depth))];
-            for (m, val, unit) in [
-                ("load_iops", p.iops, "IOPS"),
-                ("load_lat_mean", p.lat_us, "us"),
-                ("sq_occupancy_true_mean", p.truth, "entries"),
-                ("sq_occupancy_host_estimate_mean", p.estimate, "entries"),
-                ("in_drive_mean", p.in_drive, "commands"),
-                ("cpu0_busy", p.cpu0, "%"),
-                ("urgent_read_lat_mean", p.urgent_mean_us, "us"),
-                ("urgent_read_lat_max", p.urgent_max_us, "us"),
-            ] {
-                rows.push(row_with("per-core", "randread-4k", m, val, unit, &ex));
-            }
             eprintln!(
                 "{dev_name:<16} QD {depth:>6}: {:>7.0} IOPS, SQ {:>8.1} (host thinks {:>8.1}), urgent read {:>9.1} µs",
                 p.iops, p.truth, p.estimate, p.urgent_mean_us
             );
+            Ok(p)
+        }
+    }
+}
+
+impl Point {
+    /// The results.json metrics of a point.
+    fn metrics(&self) -> [(&'static str, f64, &'static str); 8] {
+        [
+            ("load_iops", self.iops, "IOPS"),
+            ("load_lat_mean", self.lat_us, "us"),
+            ("sq_occupancy_true_mean", self.truth, "entries"),
+            ("sq_occupancy_host_estimate_mean", self.estimate, "entries"),
+            ("in_drive_mean", self.in_drive, "commands"),
+            ("cpu0_busy", self.cpu0, "%"),
+            ("urgent_read_lat_mean", self.urgent_mean_us, "us"),
+            ("urgent_read_lat_max", self.urgent_max_us, "us"),
+        ]
+    }
+}
+
+/// The drive-speed range: the PM1725a preset with fewer dies (same NAND,
+/// controller and link), at a few depths. Rows: variant "drive-speed range".
+fn drive_range(
+    dir: &Path,
+    s: &Setup,
+    times: (u64, u64, f64),
+    quick: bool,
+    rows: &mut Vec<Value>,
+) -> Result<Vec<(u32, Vec<Point>)>, String> {
+    let dev = config::device_preset(&s.slower.device)?;
+    let sq = s.sq_size.min(dev.nvme.max_queue_entries);
+    let ssd = dev
+        .ssd
+        .as_ref()
+        .ok_or_else(|| format!("sq-occupancy: {} has no NAND to take dies from", s.slower.device))?;
+    let full_dies = u64::from(ssd.nand.channels * ssd.nand.dies_per_channel);
+    // --quick: the slowest drive only.
+    let n = s.slower.geometry.len();
+    let geometry: &[[u32; 2]] = if quick {
+        &s.slower.geometry[n.saturating_sub(1)..]
+    } else {
+        &s.slower.geometry
+    };
+    let mut out = Vec::new();
+    for &[channels, dies] in geometry {
+        let label = format!("{}, {channels} channels x {dies} dies", s.slower.device);
+        // The user capacity shrinks with the raw NAND (the preset's ratio),
+        // in whole MiB.
+        let user = ((ssd.user_capacity_bytes / full_dies * u64::from(channels * dies)) >> 20) << 20;
+        let cfg_text = format!(
+            "[host]\nextends = \"{}\"\n\n[device]\nextends = \"{}\"\n\n[device.nvme]\ndriver_queue_depth = {sq}\n\n\
+             # The drive-speed range: fewer dies, the rest of the preset as it is.\n\
+             [device.ssd]\nuser_capacity_bytes = {user}\n\n\
+             [device.ssd.nand]\nchannels = {channels}\ndies_per_channel = {dies}\n",
+            s.host, s.slower.device
+        );
+        write(dir, &format!("configs/{}.toml", slug(&label)), &cfg_text)?;
+        let mut pts = Vec::new();
+        for &depth in &s.slower.depths {
+            let p = run_point(dir, s, &label, &cfg_text, depth, times)?;
+            let ex = [
+                ("device", json!(label)),
+                ("dies", json!(channels * dies)),
+                ("iodepth", json!(depth)),
+            ];
+            for (m, val, unit) in p.metrics() {
+                rows.push(row_with("drive-speed range", &label, m, val, unit, &ex));
+            }
             pts.push(p);
         }
-        results.push((dev_name.clone(), sq, pts));
+        out.push((channels * dies, pts));
     }
+    Ok(out)
+}
 
+type Results = [(String, u32, Vec<Point>)];
+
+fn report(
+    dir: &Path,
+    s: &Setup,
+    (ramp, runtime, gap): (u64, u64, f64),
+    results: &Results,
+    range: &[(u32, Vec<Point>)],
+    mut rows: Vec<Value>,
+) -> Result<(), String> {
     let mut md = String::new();
     let _ = writeln!(
         md,
@@ -153,7 +257,7 @@ reported in the last completion entry it read. Seed {}.\n",
     );
     let mut occ_series = Vec::new();
     let mut lat_series = Vec::new();
-    for (dev, sq, pts) in &results {
+    for (dev, sq, pts) in results {
         let _ = writeln!(
             md,
             "## {dev} (SQ size {sq})\n\n| iodepth | load IOPS | load mean latency | CPU 0 busy | SQ occupancy | host estimate | in the drive | urgent 512 B read: mean | max |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -227,5 +331,114 @@ rates).\n"
         md,
         "![occupancy](occupancy.svg)\n\n![urgent latency](urgent-latency.svg)\n"
     );
+    range_section(&mut md, &mut rows, s, results, range);
     super::finish_with_study(dir, "sq-occupancy", &md, &rows, &s.study, &[])
+}
+
+/// The drive-speed range's section: the host's estimate at each depth for
+/// each drive, the preset's full die count first, and the range rows.
+fn range_section(md: &mut String, rows: &mut Vec<Value>, s: &Setup, results: &Results, range: &[(u32, Vec<Point>)]) {
+    let full = results.iter().find(|r| r.0 == s.slower.device).map(|r| {
+        let pts: Vec<&Point> = r.2.iter().filter(|p| s.slower.depths.contains(&p.depth)).collect();
+        (0u32, pts)
+    });
+    let mut lines: Vec<(String, Vec<&Point>)> = Vec::new();
+    if let Some((_, pts)) = full {
+        lines.push(("all (the preset)".into(), pts));
+    }
+    for (dies, pts) in range {
+        lines.push((dies.to_string(), pts.iter().collect()));
+    }
+    let depths = &s.slower.depths;
+    let _ = writeln!(
+        md,
+        "## The range of what the text does not give: the drive's speed against one core\n\n\
+The study's three drives are in its Table 2, which the text copy lacks (hmb-io-applsci20.txt:25-28); its host, in \
+Table 1, too. An SQ fills only when the drive takes commands more slowly than the one core submits them, so the \
+drive's speed against the core decides the result. The range: the `{}` preset with fewer dies (same NAND, \
+controller and link; fewer dies as in a smaller or lower-end drive), at depths {:?}. \"Drive rate\" is the load's \
+IOPS at the deepest depth.\n",
+        s.slower.device, depths
+    );
+    let mut head = String::from("| dies | drive rate | CPU 0 busy |");
+    let mut rule = String::from("|---:|---:|---:|");
+    for d in depths {
+        let _ = write!(head, " host estimate at {d} |");
+        rule.push_str("---:|");
+    }
+    head.push_str(" urgent read at the deepest |");
+    rule.push_str("---:|");
+    let _ = writeln!(md, "{head}\n{rule}");
+    for (label, pts) in &lines {
+        let Some(last) = pts.last() else { continue };
+        let mut line = format!("| {label} | {:.0} | {:.0}% |", last.iops, last.cpu0);
+        for p in pts {
+            let _ = write!(line, " {:.1} |", p.estimate);
+        }
+        let _ = write!(line, " {:.0} µs |", last.urgent_mean_us);
+        let _ = writeln!(md, "{line}");
+    }
+    let at256: Vec<f64> = lines
+        .iter()
+        .filter_map(|(_, pts)| pts.iter().find(|p| p.depth == 256).map(|p| p.estimate))
+        .collect();
+    if at256.is_empty() {
+        return;
+    }
+    let lo = at256.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = at256.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let w = format!("{} with all to fewest dies, depth 256", s.slower.device);
+    rows.push(row_with(
+        "range",
+        &w,
+        "sq_occupancy_host_estimate_at_256_min",
+        lo,
+        "entries",
+        &[],
+    ));
+    rows.push(row_with(
+        "range",
+        &w,
+        "sq_occupancy_host_estimate_at_256_max",
+        hi,
+        "entries",
+        &[],
+    ));
+    let deepest = depths.iter().copied().max().unwrap_or(0);
+    let at_deepest: Vec<f64> = lines
+        .iter()
+        .filter_map(|(_, pts)| pts.iter().find(|p| p.depth == deepest).map(|p| p.estimate))
+        .collect();
+    let dlo = at_deepest.iter().copied().fold(f64::INFINITY, f64::min);
+    let dhi = at_deepest.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let w = format!("{} with all to fewest dies, depth {deepest}", s.slower.device);
+    rows.push(row_with(
+        "range",
+        &w,
+        "sq_occupancy_host_estimate_at_deepest_min",
+        dlo,
+        "entries",
+        &[],
+    ));
+    rows.push(row_with(
+        "range",
+        &w,
+        "sq_occupancy_host_estimate_at_deepest_max",
+        dhi,
+        "entries",
+        &[],
+    ));
+    let slots = config::device_preset(&s.slower.device)
+        .map(|d| d.nvme.command_slots)
+        .unwrap_or(0);
+    let _ = writeln!(
+        md,
+        "\n**Across the range, the host's estimate at depth 256 is {lo:.1} to {hi:.1} entries, and at depth {deepest} \
+{dlo:.1} to {dhi:.1}.** While the drive is faster than the core (CPU 0 near 100%), the SQ stays nearly empty at \
+every depth. Once the drive is slower, the SQ holds what the drive cannot: the depth less the drive's {slots} \
+command slots and the completions not yet reaped. So at depth 256 it stays nearly empty on every drive of the \
+range, and it fills from the depths beyond the slots. The text points to the slow end: it explains the rise by \
+drives no longer keeping up (hmb-io-applsci20.txt:31). A rise from depth 256 also needs drives that hold fewer \
+than 256 commands, a second unknown (the `wrr` scenario shows the PM1725a's slots as a sensitivity).\n"
+    );
 }

@@ -446,6 +446,20 @@ fn sq_occupancy_scenario_reports_truth_and_estimate_per_depth() {
             "{dev}"
         );
     }
+    // The drive-speed range: one core outruns the full PM1725a, whose SQ
+    // stays nearly empty at any depth; with 4 of its 64 dies the drive is
+    // slower than the core, and the SQ fills once the depth passes what the
+    // drive holds, and an urgent read waits behind it.
+    let slow = "samsung-pm1725a, 2 channels x 2 dies";
+    let est = |dev: &str, qd: u64| get(dev, qd, "sq_occupancy_host_estimate_mean");
+    assert!(est("samsung-pm1725a", 16384) < 10.0);
+    assert!(
+        est(slow, 16384) > 100.0 * est(slow, 16),
+        "{} vs {}",
+        est(slow, 16384),
+        est(slow, 16)
+    );
+    assert!(get(slow, 16384, "urgent_read_lat_mean") > 10.0 * get("samsung-pm1725a", 16384, "urgent_read_lat_mean"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
