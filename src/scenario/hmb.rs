@@ -279,7 +279,9 @@ replays a launch closed loop: each read waits for the one before. Launches: the 
 cold-launch trace (`python3.11 -c pass`, 118 reads) and synthetic launches of {:?} files (`nvmesim trace \
 app-launch`). Paths: **original** (no HMB: the stock per-core SQ), **HMB** (requests staged in the Host \
 Memory Buffer, an HMB I/O command on the admin queue), **dedicated SQ** (one extra SQ for urgent requests). \
-Die priority for urgent reads is **off** in all three, so the difference is the queue bypass alone. The run ends \
+Die priority for urgent reads is **off** in those three, so their difference is the queue bypass alone; \
+**HMB, urgent first at the dies** is the HMB path with urgent reads first in their dies' queues, the other end of \
+what the study's text does not say (whether its HMB handler's NAND reads went ahead of the load's). The run ends \
 when the launch does (the load is stopped then). Seed {}. Inputs are in `jobs/`, `configs/`, `traces/`.\n",
         s.host,
         s.device,
@@ -342,7 +344,7 @@ finishes sooner (HMB, dedicated SQ) the load ran for less time, and at the deepe
 reached their steady latency yet, so that column compares runs of different length there, not a cost of the HMB. \
 The common-window column compares like for like: the mean latency of the load's I/Os (all {} jobs pooled) that \
 completed in the same window of simulated time in every path at that depth, from the launch's start ({} ms) \
-to the end of the shortest of the three launches, so the launch is running throughout in every path; it is \
+to the end of the shortest of the paths' launches, so the launch is running throughout in every path; it is \
 read from fio's cumulative statistics at {} ms status ticks (`--status-interval`), differenced at the window's \
 two ends.\n",
         s.load_jobs,
@@ -359,7 +361,7 @@ on the admin queue, which the controller serves ahead of the I/O SQs (weighted r
 SSD dispatches: hmb-io-applsci20.txt:40-41), so it is not behind the backlog. \
 What it still waits for: a command slot, the metadata read and data copies over the link, the dies (busy \
 with the load's reads, and die priority is off here), and CPU 0 for the admin interrupt and the copy out of \
-the HMB. The dedicated SQ avoids the backlog the same way without the copies. With the drive idle the three \
+the HMB. The dedicated SQ avoids the backlog the same way without the copies. With the drive idle the paths \
 paths differ only by those fixed costs. Where the load's SQ stays nearly empty (the drive keeps up with the \
 load, \"load SQ occupancy\"), there is no backlog to bypass and the paths give the same latency. \
 The load pays for the bypass: it keeps the same number of reads outstanding, so its latency goes as the \

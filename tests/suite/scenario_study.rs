@@ -133,6 +133,8 @@ fn study_vs_model_hmb() {
             "hmb_load_lat_rise",
             "hmb_urgent_mean_reduction",
             "hmb_urgent_tail_reduction",
+            "hmb_urgent_busy_over_idle_die_priority",
+            "hmb_urgent_tail_reduction_die_priority",
         ],
     );
 }
