@@ -88,6 +88,10 @@ struct FgBg {
     /// (`[device.ssd.suspend]`, off in the preset): a sensitivity variant.
     #[serde(default)]
     suspend_sensitivity: bool,
+    /// Foreground depths per job also run at the preset's slots (the range
+    /// of an unknown: the study gives no job count or depth).
+    #[serde(default)]
+    fg_depth_range: Vec<u32>,
 }
 
 #[derive(Deserialize)]
@@ -438,18 +442,27 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
     let mut fg_panels = Vec::new();
     // (slots label, arbitration, quiet, burst 1, burst 2, backlog, die wait µs)
     let mut fg_runs: Vec<(String, &str, f64, f64, f64, f64, f64)> = Vec::new();
-    // (slots, program/erase suspend on): the suspend variant at the preset's slots.
-    let fg_variants: Vec<(Option<u32>, bool)> = slot_variants
+    // (slots, program/erase suspend on, foreground depth per job): the
+    // suspend variant and the foreground-depth range at the preset's slots.
+    let fg_variants: Vec<(Option<u32>, bool, u32)> = slot_variants
         .iter()
-        .map(|&n| (n, false))
-        .chain(f.suspend_sensitivity.then_some((None, true)))
+        .map(|&n| (n, false, f.iodepth))
+        .chain(f.suspend_sensitivity.then_some((None, true, f.iodepth)))
+        .chain(f.fg_depth_range.iter().map(|&d| (None, false, d)))
         .collect();
-    for (slots, suspend) in &fg_variants {
-        let suspend = *suspend;
+    for (slots, suspend, fg_depth) in &fg_variants {
+        let (suspend, fg_depth) = (*suspend, *fg_depth);
+        let deeper = fg_depth != f.iodepth;
         let mut series = Vec::new();
         let mut title = slots_label(*slots, dev.nvme.command_slots);
         if suspend {
             title += ", program/erase suspend on (sensitivity)";
+        }
+        if deeper {
+            title += &format!(
+                ", foreground at iodepth {fg_depth} per job ({} outstanding; range)",
+                f.jobs * fg_depth
+            );
         }
         let _ = writeln!(
             md,
@@ -462,7 +475,7 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
                  runtime={runtime}ms\nwrite_iops_log=fg\nlog_avg_msec={}\ngroup_reporting=1\n",
                 setup.region,
                 f.jobs,
-                f.iodepth,
+                fg_depth,
                 c.ms(f.log_avg_msec)
             );
             for (bi, b) in f.bursts_ms.iter().enumerate() {
@@ -490,10 +503,15 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
             };
             let name = if wrr { "WRR" } else { "RR" };
             let stem = format!(
-                "fgbg-{}{}{}",
+                "fgbg-{}{}{}{}",
                 name.to_lowercase(),
                 slots_suffix(*slots),
-                if suspend { "-suspend" } else { "" }
+                if suspend { "-suspend" } else { "" },
+                if deeper {
+                    format!("-fgqd{fg_depth}")
+                } else {
+                    String::new()
+                }
             );
             // Round robin is the stock driver's (one SQ per core), as in part 1.
             let mut cfg = c.config(if wrr { "wrr-ioprio" } else { "per-core" }, &arb, *slots);
@@ -562,7 +580,12 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
                 slots
                     .map(|n| format!("{n} slots"))
                     .unwrap_or_else(|| format!("{} slots (preset)", dev.nvme.command_slots))
-                    + if suspend { ", program/erase suspend" } else { "" },
+                    + if suspend { ", program/erase suspend" } else { "" }
+                    + &if deeper {
+                        format!(", foreground iodepth {fg_depth}")
+                    } else {
+                        String::new()
+                    },
                 name,
                 quiet,
                 in1,
@@ -583,13 +606,20 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
             if suspend {
                 ex.push(("suspend", json!(true)));
             }
+            // The range's rows: a workload of their own, so the main rows and
+            // the study's filters stay as they were.
+            let wl = if deeper {
+                ex.push(("fg_iodepth", json!(fg_depth)));
+                format!("fg/bg, fg iodepth {fg_depth}")
+            } else {
+                "fg/bg".to_string()
+            };
             let name = variant.as_str();
+            c.rows.push(row_with(name, &wl, "fg_iops_no_burst", quiet, "IOPS", &ex));
+            c.rows.push(row_with(name, &wl, "fg_iops_burst1", in1, "IOPS", &ex));
+            c.rows.push(row_with(name, &wl, "fg_iops_burst2", in2, "IOPS", &ex));
             c.rows
-                .push(row_with(name, "fg/bg", "fg_iops_no_burst", quiet, "IOPS", &ex));
-            c.rows.push(row_with(name, "fg/bg", "fg_iops_burst1", in1, "IOPS", &ex));
-            c.rows.push(row_with(name, "fg/bg", "fg_iops_burst2", in2, "IOPS", &ex));
-            c.rows
-                .push(row_with(name, "fg/bg", "bg_write_iops_per_burst", bg, "IOPS", &ex));
+                .push(row_with(name, &wl, "bg_write_iops_per_burst", bg, "IOPS", &ex));
             eprintln!(
                 "part 2: {stem:<24} fg quiet {} burst1 {} burst2 {}",
                 k(quiet),
@@ -610,6 +640,41 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
             log_y: false,
             series,
         });
+    }
+    for &d in &f.fg_depth_range {
+        let tag = format!(", foreground iodepth {d}");
+        let kept = |arb: &str| {
+            fg_runs
+                .iter()
+                .find(|r| r.1 == arb && r.0.ends_with(&tag))
+                .map(|r| (r.3 / r.2.max(1.0) * 100.0, r.4 / r.2.max(1.0) * 100.0))
+        };
+        let (Some((rr1, rr2)), Some((w1, w2))) = (kept("RR"), kept("WRR")) else {
+            continue;
+        };
+        let more_at_raise = w2 > w1 + 2.0;
+        let _ = writeln!(
+            md,
+            "- **The foreground's depth decides whether WRR can act** (the study gives no job count or depth, \
+wrr-ioprio-hotstorage17.txt:116). With {d} per job ({} outstanding, more than the drive's {} command slots) \
+the foreground's commands wait in its high SQs, and WRR keeps it at {w1:.0}% of its quiet IOPS in burst 1 \
+(high weight {}) and {w2:.0}% in burst 2 (after the raise to {}), against {rr1:.0}% and {rr2:.0}% under RR. \
+The study has the larger weight protect the foreground more (wrr-ioprio-hotstorage17.txt:118); {}",
+            f.jobs * d,
+            dev.nvme.command_slots,
+            f.high_weight,
+            f.raised_high_weight,
+            if more_at_raise {
+                "so does the model.".to_string()
+            } else {
+                format!(
+                    "the model does not: in its arbiter a weighted round ends whenever the classes with weight \
+left have no entries, and the foreground, a closed loop, leaves its high SQs empty every few commands, so a \
+weight of {} is seldom used up and the low SQs still get their one command per round.",
+                    f.raised_high_weight
+                )
+            }
+        );
     }
     for (label, name, quiet, in1, in2, backlog, wait) in &fg_runs {
         let _ = writeln!(
@@ -802,7 +867,7 @@ commands wait in SQs, that is while the controller cannot take all that the host
 command slots are held (the \"SQ backlog\" column). {at_preset} Writes add a second limit: a write that \
 finds the write cache full cannot start and holds back its SQ (in-order acceptance). Which blocked SQ \
 gets the room the NAND frees is `[device.nvme] buffer_grant`: {grant} (docs/presets.md E27; the \
-sensitivity rows use the other order). In part 2 the foreground's reads barely wait to be fetched \
+sensitivity rows use the other order). In part 2, at its main depth, the foreground's reads barely wait to be fetched \
 (the SQ backlog is the background's writes, held in their blocked SQs), so what they lose is die time, \
 under RR and WRR alike.\n"
     );

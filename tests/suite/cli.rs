@@ -357,6 +357,21 @@ fn wrr_scenario_weights_act_only_on_commands_waiting_in_sqs() {
         app("WRR 8/12/20", "idle", 1024),
     );
     assert!((h / l - 1.0).abs() < 0.05, "{h} vs {l}");
+    // Foreground reads against background write bursts: at QD 64 per job the
+    // foreground's reads barely wait in its SQs and WRR keeps no more of it
+    // than RR; at QD 256 per job (beyond the slots) they wait there, and WRR
+    // fetches them ahead of the writes.
+    let fg = |setting: &str, workload: &str| {
+        rows.iter()
+            .find(|r| r["variant"] == setting && r["workload"] == workload && r["metric"] == "fg_iops_burst1")
+            .and_then(|r| r["value"].as_f64())
+            .unwrap_or_else(|| panic!("no row {setting} {workload}"))
+    };
+    let (rr, wrr) = (fg("RR", "fg/bg"), fg("WRR", "fg/bg"));
+    assert!((wrr / rr - 1.0).abs() < 0.05, "QD 64: RR {rr} vs WRR {wrr}");
+    let deep = "fg/bg, fg iodepth 256";
+    let (rr, wrr) = (fg("RR", deep), fg("WRR", deep));
+    assert!(wrr > 1.5 * rr, "QD 256: RR {rr} vs WRR {wrr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
