@@ -86,6 +86,12 @@ fn study_vs_model_rw_isolation() {
             "isolation_read_iops_gain_1to1",
             "isolation_read_iops_gain_1to3",
             "isolation_reader_stddev_reduction_3to1",
+            "fqueue_read_iops_gain_3to1",
+            "fqueue_over_baseline_slow_writers",
+            "isolation_runtime_reduction_3to1",
+            "isolation_writer_iops_gain_over_fqueue_3to1",
+            "isolation_writer_iops_gain_over_fqueue_1to1",
+            "isolation_writer_iops_gain_over_fqueue_1to3",
         ],
     );
 }
