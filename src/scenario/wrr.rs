@@ -372,15 +372,19 @@ Each application is {} fio jobs at QD {}, {} I/O, {} ms. IOPS and bandwidth per 
                     c.rows.push(row_with(&variant, &a.name, "app_bw", bw, "MiB/s", &ex));
                 }
                 let l = launched(&v);
+                // The stock map's SQs are all created urgent (QPRIO 0), which
+                // round robin ignores: no per-class counts to show.
+                let per_class = if queue_map(st) == "per-core" {
+                    "– (one SQ per core)".to_string()
+                } else {
+                    format!("{} / {} / {}", l[1], l[2], l[3])
+                };
                 let _ = writeln!(
                     md,
-                    "| {} | {} | {} | {} / {} / {} | {:.1} |",
+                    "| {} | {} | {} | {per_class} | {:.1} |",
                     st.name,
                     cells.join(" | "),
                     k(total),
-                    l[1],
-                    l[2],
-                    l[3],
                     sq_backlog(&v)
                 );
                 eprintln!("part 1: {label:<40} {:<12} total {}", st.name, k(total));
