@@ -267,8 +267,11 @@ pub(crate) struct StudyFigure {
     pub metric: String,
     /// What is measured, under which workload.
     pub figure: String,
-    /// The study's number.
+    /// The study's number (the low end where it gives a range).
     pub value: f64,
+    /// The high end, where the study gives a range ("from A to B").
+    #[serde(default)]
+    pub value_max: Option<f64>,
     pub unit: String,
     /// Paper and figure/table.
     pub source: String,
@@ -406,6 +409,14 @@ pub(crate) fn check_study(name: &str, figs: &[StudyFigure]) -> Result<(), String
                 return Err(format!("{name}: study figure '{}': bad agg '{a}'", f.metric));
             }
         }
+        if f.value_max
+            .is_some_and(|hi| hi.partial_cmp(&f.value) != Some(std::cmp::Ordering::Greater))
+        {
+            return Err(format!(
+                "{name}: study figure '{}': value_max must be above value",
+                f.metric
+            ));
+        }
     }
     Ok(())
 }
@@ -431,6 +442,20 @@ fn compare(f: &StudyFigure, model: Option<f64>) -> (String, bool) {
     let Some(m) = model else {
         return ("not run".into(), false);
     };
+    if let Some(hi) = f.value_max {
+        // A range: inside it agrees; outside, against its nearer end.
+        if (f.value..=hi).contains(&m) {
+            return ("within the range".into(), false);
+        }
+        let end = if m < f.value { f.value } else { hi };
+        let nearer = StudyFigure {
+            value: end,
+            value_max: None,
+            ..f.clone()
+        };
+        let (cmp, large) = compare(&nearer, Some(m));
+        return (format!("{cmp} of the nearer end"), large);
+    }
     if f.unit == "%" {
         let d = m - f.value;
         // A difference above 10 points, or of the opposite sign, is large.
@@ -625,26 +650,26 @@ rows the comparison needs (e.g. `--quick` skips that point).\n\n\
         let ms = m
             .map(|v| format!("{} {}", fmt_num(v), f.unit))
             .unwrap_or("not run".into());
+        let study = match f.value_max {
+            Some(hi) => format!("{}-{}", fmt_num(f.value), fmt_num(hi)),
+            None => fmt_num(f.value),
+        };
         md.push_str(&format!(
-            "| {} | {} {} | {}. Checked: {} | {} | {} | {} |\n",
-            f.figure,
-            fmt_num(f.value),
-            f.unit,
-            f.source,
-            f.checked,
-            ms,
-            cmp,
-            why
+            "| {} | {study} {} | {}. Checked: {} | {} | {} | {} |\n",
+            f.figure, f.unit, f.source, f.checked, ms, cmp, why
         ));
         summary.push_str(&format!(
             "  {:<w$}  study {:>9} {:<7} model {:>9}  {}\n",
             f.metric,
-            fmt_num(f.value),
+            study,
             f.unit,
             m.map(fmt_num).unwrap_or("not run".into()),
             cmp
         ));
-        let ex = [("source", json!(f.source)), ("checked", json!(f.checked))];
+        let mut ex = vec![("source", json!(f.source)), ("checked", json!(f.checked))];
+        if let Some(hi) = f.value_max {
+            ex.push(("value_max", json!(hi)));
+        }
         rows.push(row_with("study", &f.figure, &f.metric, f.value, &f.unit, &ex));
         if let Some(v) = m {
             rows.push(row("model", &f.figure, &f.metric, *v, &f.unit));
@@ -725,6 +750,19 @@ mod tests {
         assert!(md.contains("| x1.50 | why |"), "{md}");
         assert!(md.contains("not run"), "{md}");
         assert_eq!(summary.lines().count(), 3, "{summary}");
+    }
+
+    #[test]
+    fn a_range_figure_agrees_inside_and_compares_with_its_nearer_end_outside() {
+        let mut f = fig(r#"{ op = "value", a = { metric = "iops" } }"#);
+        f.value_max = Some(4.0);
+        assert_eq!(compare(&f, Some(3.0)), ("within the range".to_string(), false));
+        let (c, large) = compare(&f, Some(8.0));
+        assert!(c.starts_with("x2") && c.ends_with("of the nearer end") && large, "{c}");
+        let (c, large) = compare(&f, Some(1.9));
+        assert!(c.starts_with("x0.95") && !large, "{c}");
+        f.value_max = Some(1.0);
+        assert!(check_study("t", &[f]).unwrap_err().contains("value_max"));
     }
 
     #[test]

@@ -141,6 +141,9 @@ fn study_vs_model_hmb() {
             "hmb_urgent_tail_reduction",
             "hmb_urgent_busy_over_idle_die_priority",
             "hmb_urgent_tail_reduction_die_priority",
+            "hmb_busy_original_urgent_mean",
+            "hmb_busy_hmb_urgent_mean",
+            "hmb_busy_tail_reduction_range",
         ],
     );
 }
