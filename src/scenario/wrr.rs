@@ -88,10 +88,10 @@ struct FgBg {
     /// (`[device.ssd.suspend]`, off in the preset): a sensitivity variant.
     #[serde(default)]
     suspend_sensitivity: bool,
-    /// Foreground depths per job also run at the preset's slots (the range
-    /// of an unknown: the study gives no job count or depth).
+    /// Foreground (jobs, depth per job) also run at the preset's slots (the
+    /// range of an unknown: the study gives no job count or depth).
     #[serde(default)]
-    fg_depth_range: Vec<u32>,
+    fg_range: Vec<[u32; 2]>,
 }
 
 #[derive(Deserialize)]
@@ -180,6 +180,16 @@ fn slots_label(slots: Option<u32>, preset: u32) -> String {
     match slots {
         None => format!("preset slots ({preset})"),
         Some(n) => format!("{n} slots (sensitivity)"),
+    }
+}
+
+/// A foreground shape's label: "iodepth D" when it has the main job count,
+/// else "J jobs x iodepth D".
+fn fg_tag(jobs: u32, depth: u32, main_jobs: u32) -> String {
+    if jobs == main_jobs {
+        format!("iodepth {depth}")
+    } else {
+        format!("{jobs} jobs x iodepth {depth}")
     }
 }
 
@@ -446,17 +456,19 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
     let mut fg_panels = Vec::new();
     // (slots label, arbitration, quiet, burst 1, burst 2, backlog, die wait µs)
     let mut fg_runs: Vec<(String, &str, f64, f64, f64, f64, f64)> = Vec::new();
-    // (slots, program/erase suspend on, foreground depth per job): the
-    // suspend variant and the foreground-depth range at the preset's slots.
-    let fg_variants: Vec<(Option<u32>, bool, u32)> = slot_variants
+    // (slots, program/erase suspend on, foreground [jobs, depth per job]):
+    // the suspend variant and the foreground range at the preset's slots.
+    let main_fg = [f.jobs, f.iodepth];
+    let fg_variants: Vec<(Option<u32>, bool, [u32; 2])> = slot_variants
         .iter()
-        .map(|&n| (n, false, f.iodepth))
-        .chain(f.suspend_sensitivity.then_some((None, true, f.iodepth)))
-        .chain(f.fg_depth_range.iter().map(|&d| (None, false, d)))
+        .map(|&n| (n, false, main_fg))
+        .chain(f.suspend_sensitivity.then_some((None, true, main_fg)))
+        .chain(f.fg_range.iter().map(|&jd| (None, false, jd)))
         .collect();
-    for (slots, suspend, fg_depth) in &fg_variants {
-        let (suspend, fg_depth) = (*suspend, *fg_depth);
-        let deeper = fg_depth != f.iodepth;
+    for (slots, suspend, fg_shape) in &fg_variants {
+        let (suspend, [fg_jobs, fg_depth]) = (*suspend, *fg_shape);
+        let deeper = *fg_shape != main_fg;
+        let fg_tag = fg_tag(fg_jobs, fg_depth, f.jobs);
         let mut series = Vec::new();
         let mut title = slots_label(*slots, dev.nvme.command_slots);
         if suspend {
@@ -464,8 +476,8 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
         }
         if deeper {
             title += &format!(
-                ", foreground at iodepth {fg_depth} per job ({} outstanding; range)",
-                f.jobs * fg_depth
+                ", foreground {fg_jobs} jobs at iodepth {fg_depth} ({} outstanding; range)",
+                fg_jobs * fg_depth
             );
         }
         let _ = writeln!(
@@ -478,7 +490,7 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
                  filename=/dev/nvme0n1\nsize={}\nbs=4k\n\n[fg]\nrw=randread\nnumjobs={}\niodepth={}\nprioclass=2\ntime_based=1\n\
                  runtime={runtime}ms\nwrite_iops_log=fg\nlog_avg_msec={}\ngroup_reporting=1\n",
                 setup.region,
-                f.jobs,
+                fg_jobs,
                 fg_depth,
                 c.ms(f.log_avg_msec)
             );
@@ -511,8 +523,10 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
                 name.to_lowercase(),
                 slots_suffix(*slots),
                 if suspend { "-suspend" } else { "" },
-                if deeper {
+                if deeper && fg_jobs == f.jobs {
                     format!("-fgqd{fg_depth}")
+                } else if deeper {
+                    format!("-fg{fg_jobs}x{fg_depth}")
                 } else {
                     String::new()
                 }
@@ -586,7 +600,7 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
                     .unwrap_or_else(|| format!("{} slots (preset)", dev.nvme.command_slots))
                     + if suspend { ", program/erase suspend" } else { "" }
                     + &if deeper {
-                        format!(", foreground iodepth {fg_depth}")
+                        format!(", foreground {fg_tag}")
                     } else {
                         String::new()
                     },
@@ -613,8 +627,9 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
             // The range's rows: a workload of their own, so the main rows and
             // the study's filters stay as they were.
             let wl = if deeper {
+                ex.push(("fg_jobs", json!(fg_jobs)));
                 ex.push(("fg_iodepth", json!(fg_depth)));
-                format!("fg/bg, fg iodepth {fg_depth}")
+                format!("fg/bg, fg {fg_tag}")
             } else {
                 "fg/bg".to_string()
             };
@@ -645,8 +660,8 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
             series,
         });
     }
-    for &d in &f.fg_depth_range {
-        let tag = format!(", foreground iodepth {d}");
+    for &[jobs, d] in &f.fg_range {
+        let tag = format!(", foreground {}", fg_tag(jobs, d, f.jobs));
         let kept = |arb: &str| {
             fg_runs
                 .iter()
@@ -659,22 +674,23 @@ Foreground IOPS from fio's IOPS log (`log_avg_msec={}`).\n",
         let more_at_raise = w2 > w1 + 2.0;
         let _ = writeln!(
             md,
-            "- **The foreground's depth decides whether WRR can act** (the study gives no job count or depth, \
-wrr-ioprio-hotstorage17.txt:116). With {d} per job ({} outstanding, more than the drive's {} command slots) \
-the foreground's commands wait in its high SQs, and WRR keeps it at {w1:.0}% of its quiet IOPS in burst 1 \
+            "- **Foreground {jobs} jobs x iodepth {d}** ({} outstanding, against the drive's {} command slots; the study \
+gives no job count or depth, wrr-ioprio-hotstorage17.txt:116): WRR keeps it at {w1:.0}% of its quiet IOPS in burst 1 \
 (high weight {}) and {w2:.0}% in burst 2 (after the raise to {}), against {rr1:.0}% and {rr2:.0}% under RR. \
 The study has the larger weight protect the foreground more (wrr-ioprio-hotstorage17.txt:118); {}",
-            f.jobs * d,
+            jobs * d,
             dev.nvme.command_slots,
             f.high_weight,
             f.raised_high_weight,
             if more_at_raise {
-                "so does the model.".to_string()
+                "so does the model here: the foreground asks more than the drive serves, its high SQs stay \
+backed up, and the larger weight is used up."
+                    .to_string()
             } else {
                 format!(
-                    "the model does not: in its arbiter a weighted round ends whenever the classes with weight \
-left have no entries, and the foreground, a closed loop, leaves its high SQs empty every few commands, so a \
-weight of {} is seldom used up and the low SQs still get their one command per round.",
+                    "here the model does not: the foreground's threads are bound by their cores (its quiet IOPS), \
+so its high SQs run dry every few commands, a weighted round ends whenever the classes with weight left have no \
+entries, and a weight of {} is seldom used up.",
                     f.raised_high_weight
                 )
             }

@@ -372,6 +372,20 @@ fn wrr_scenario_weights_act_only_on_commands_waiting_in_sqs() {
     let deep = "fg/bg, fg iodepth 256";
     let (rr, wrr) = (fg("RR", deep), fg("WRR", deep));
     assert!(wrr > 1.5 * rr, "QD 256: RR {rr} vs WRR {wrr}");
+    // With 8 foreground threads asking more than the drive serves, the high
+    // SQs stay backed up and the raised weight (128, burst 2) keeps more of
+    // the foreground than 16 (burst 1).
+    let wide = "fg/bg, fg 8 jobs x iodepth 128";
+    let burst2 = rows
+        .iter()
+        .find(|r| r["variant"] == "WRR" && r["workload"] == wide && r["metric"] == "fg_iops_burst2")
+        .and_then(|r| r["value"].as_f64())
+        .unwrap();
+    assert!(
+        burst2 > 1.1 * fg("WRR", wide),
+        "weight 128 {burst2} vs 16 {}",
+        fg("WRR", wide)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
