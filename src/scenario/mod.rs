@@ -220,6 +220,19 @@ pub(crate) fn row_with(
     r
 }
 
+/// The smallest and largest of some values (infinite ends for none).
+pub(crate) fn span(values: impl IntoIterator<Item = f64>) -> (f64, f64) {
+    values
+        .into_iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)))
+}
+
+/// The two rows of a range's ends: `<stem>_min` and `<stem>_max`, variant "range".
+pub(crate) fn push_span(rows: &mut Vec<Value>, workload: &str, stem: &str, (lo, hi): (f64, f64), unit: &str) {
+    rows.push(row("range", workload, &format!("{stem}_min"), lo, unit));
+    rows.push(row("range", workload, &format!("{stem}_max"), hi, unit));
+}
+
 /// Write a scenario's `report.md` and `results.json` and print the report.
 pub(crate) fn finish(dir: &Path, md: &str, rows: &[Value]) -> Result<(), String> {
     write(dir, "report.md", md)?;
@@ -370,8 +383,8 @@ pub(crate) fn model_value(f: &StudyFigure, rows: &[Value], vars: &[(&str, Value)
             match m.agg.as_deref() {
                 None => one(&per)?,
                 Some(_) if per.is_empty() => return None,
-                Some("min") => per.iter().cloned().fold(f64::INFINITY, f64::min),
-                Some("max") => per.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+                Some("min") => span(per.iter().copied()).0,
+                Some("max") => span(per.iter().copied()).1,
                 Some("mean") => per.iter().sum::<f64>() / per.len() as f64,
                 Some(_) => return None,
             }
@@ -442,26 +455,25 @@ fn compare(f: &StudyFigure, model: Option<f64>) -> (String, bool) {
     let Some(m) = model else {
         return ("not run".into(), false);
     };
-    if let Some(hi) = f.value_max {
-        // A range: inside it agrees; outside, against its nearer end.
-        if (f.value..=hi).contains(&m) {
-            return ("within the range".into(), false);
-        }
-        let end = if m < f.value { f.value } else { hi };
-        let nearer = StudyFigure {
-            value: end,
-            value_max: None,
-            ..f.clone()
-        };
-        let (cmp, large) = compare(&nearer, Some(m));
-        return (format!("{cmp} of the nearer end"), large);
+    let Some(hi) = f.value_max else {
+        return compare_with(f.value, &f.unit, m);
+    };
+    // A range: inside it agrees; outside, against its nearer end.
+    if (f.value..=hi).contains(&m) {
+        return ("within the range".into(), false);
     }
-    if f.unit == "%" {
-        let d = m - f.value;
+    let (cmp, large) = compare_with(if m < f.value { f.value } else { hi }, &f.unit, m);
+    (format!("{cmp} of the nearer end"), large)
+}
+
+/// The model's value `m` against the study's `value`, and whether the gap is large.
+fn compare_with(value: f64, unit: &str, m: f64) -> (String, bool) {
+    if unit == "%" {
+        let d = m - value;
         // A difference above 10 points, or of the opposite sign, is large.
-        (format!("{d:+.1} points"), d.abs() > 10.0 || m * f.value < 0.0)
+        (format!("{d:+.1} points"), d.abs() > 10.0 || m * value < 0.0)
     } else {
-        let r = m / f.value;
+        let r = m / value;
         // Outside 0.8-1.25 (a 25% miss either way) counts as large.
         (format!("x{}", fmt_num(r)), !(0.8..=1.25).contains(&r))
     }
@@ -480,19 +492,13 @@ fn compare(f: &StudyFigure, model: Option<f64>) -> (String, bool) {
 // against the plain-text copies where they are at hand (`key`: words that
 // stand on the cited lines).
 
-/// The plain-text copies of the studies the set-ups cite (file name, study).
-pub(crate) const STUDY_TEXTS: [(&str, &str); 5] = [
-    ("rw-isolation-imcom17.txt", "Lee, Kang, Lee, Eom, IMCOM '17"),
-    (
-        "hmb-io-applsci20.txt",
-        "Kim, Kim, Kim, Applied Sciences 10(12) 4341, 2020",
-    ),
-    ("wrr-ioprio-hotstorage17.txt", "Joshi, Choudhary, Yadav, HotStorage '17"),
-    ("virtio-multiqueue-msst15.txt", "Kim, Kang, Lee, Eom, MSST '15 poster"),
-    (
-        "blk-mq-systor13-slides.txt",
-        "Bjørling, Axboe, Nellans, Bonnet, SYSTOR '13 slides",
-    ),
+/// The plain-text copies of the studies the set-ups cite (`../shared/studies/`).
+pub(crate) const STUDY_TEXTS: [&str; 5] = [
+    "rw-isolation-imcom17.txt",
+    "hmb-io-applsci20.txt",
+    "wrr-ioprio-hotstorage17.txt",
+    "virtio-multiqueue-msst15.txt",
+    "blk-mq-systor13-slides.txt",
 ];
 
 /// One part of a scenario's set-up, as the study's text gives it.
@@ -558,7 +564,7 @@ pub(crate) fn parse_cite(cite: &str) -> Result<(&str, Lines), String> {
     let (file, lines) = cite
         .split_once(':')
         .ok_or_else(|| format!("cite '{cite}' is not FILE:LINE"))?;
-    if !STUDY_TEXTS.iter().any(|(f, _)| *f == file) {
+    if !STUDY_TEXTS.contains(&file) {
         return Err(format!("cite '{cite}': '{file}' is not one of the studies' texts"));
     }
     let mut ranges = Vec::new();
@@ -779,7 +785,7 @@ mod tests {
         let dir = std::env::var_os("NVMESIM_STUDIES")
             .map(std::path::PathBuf::from)
             .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/studies"));
-        dir.join(STUDY_TEXTS[0].0).is_file().then_some(dir)
+        dir.join(STUDY_TEXTS[0]).is_file().then_some(dir)
     }
 
     /// The cited lines of a study's copy, joined, lower-cased, spacing collapsed.

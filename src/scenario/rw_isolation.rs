@@ -212,7 +212,7 @@ held reads as above.\n\n\
             engines.push(e);
         }
     }
-    let mut ratios: Vec<(String, String, f64)> = Vec::new();
+    let mut ratios: Vec<f64> = Vec::new();
     for w in &setup.workload {
         for e in &engines {
             let get = |v: &str| -> Option<&Outcome> {
@@ -253,11 +253,10 @@ held reads as above.\n\n\
                 "x",
                 &[("ioengine", json!(e))],
             ));
-            ratios.push((w.name.clone(), e.to_string(), iso));
+            ratios.push(iso);
         }
     }
-    let lo = ratios.iter().map(|r| r.2).fold(f64::INFINITY, f64::min);
-    let hi = ratios.iter().map(|r| r.2).fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = super::span(ratios);
     let _ = writeln!(
         md,
         "\n**Isolation / Baseline reader IOPS across the workloads and engines: {lo:.2} to {hi:.2}** (the study's \

@@ -3,7 +3,7 @@
 //! with the SQ head reported in completion entries), and the latency of a
 //! highest-priority 512-byte read issued while the queue is that full.
 
-use super::{jobs_named, row_with, slug, write};
+use super::{jobs_named, push_span, row_with, slug, span, write};
 use crate::config;
 use crate::machine::{Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
@@ -117,47 +117,43 @@ fn run_point(
     depth: u32,
     (ramp, runtime, gap): (u64, u64, f64),
 ) -> Result<Point, String> {
-    {
-        {
-            let job = job_text(s, depth, ramp, runtime, gap);
-            let stem = format!("qd{depth}");
-            write(dir, &format!("jobs/{stem}.fio"), &job)?;
-            let cfg_name = format!("configs/{}.toml", slug(dev_name));
-            let cfg = config::load_machine(Some((&cfg_name, cfg_text)), None, None)?;
-            let opts = RunOptions {
-                seed: s.seed,
-                precondition: Precondition::WorkingSet,
-                occupancy_interval_ns: Some((s.sample_ms * 1e6) as u64),
-                ..RunOptions::default()
-            };
-            let (v, out) = super::run_full(cfg, &format!("jobs/{stem}.fio"), &job, &opts)?;
-            let load = jobs_named(&v, "load").next().cloned().unwrap_or_default();
-            let urgent = jobs_named(&v, "urgent").next().cloned().unwrap_or_default();
-            // Samples of CPU 0's SQ after the ramp.
-            let after: Vec<_> = out
-                .occupancy
-                .iter()
-                .filter(|o| o.sq == 0 && o.time_ns >= ramp * 1_000_000)
-                .collect();
-            let n = after.len().max(1) as f64;
-            let p = Point {
-                depth,
-                iops: load["read"]["iops"].as_f64().unwrap_or(0.0),
-                lat_us: load["read"]["lat_ns"]["mean"].as_f64().unwrap_or(0.0) / 1e3,
-                truth: after.iter().map(|o| o.truth as f64).sum::<f64>() / n,
-                estimate: after.iter().map(|o| o.estimate as f64).sum::<f64>() / n,
-                in_drive: after.iter().map(|o| o.unseen as f64).sum::<f64>() / n,
-                cpu0: v["nvmesim"]["host"]["cpu_util_pct"][0].as_f64().unwrap_or(0.0),
-                urgent_mean_us: urgent["read"]["lat_ns"]["mean"].as_f64().unwrap_or(0.0) / 1e3,
-                urgent_max_us: urgent["read"]["lat_ns"]["max"].as_f64().unwrap_or(0.0) / 1e3,
-            };
-            eprintln!(
-                "{dev_name:<16} QD {depth:>6}: {:>7.0} IOPS, SQ {:>8.1} (host thinks {:>8.1}), urgent read {:>9.1} µs",
-                p.iops, p.truth, p.estimate, p.urgent_mean_us
-            );
-            Ok(p)
-        }
-    }
+    let job = job_text(s, depth, ramp, runtime, gap);
+    let stem = format!("qd{depth}");
+    write(dir, &format!("jobs/{stem}.fio"), &job)?;
+    let cfg_name = format!("configs/{}.toml", slug(dev_name));
+    let cfg = config::load_machine(Some((&cfg_name, cfg_text)), None, None)?;
+    let opts = RunOptions {
+        seed: s.seed,
+        precondition: Precondition::WorkingSet,
+        occupancy_interval_ns: Some((s.sample_ms * 1e6) as u64),
+        ..RunOptions::default()
+    };
+    let (v, out) = super::run_full(cfg, &format!("jobs/{stem}.fio"), &job, &opts)?;
+    let load = jobs_named(&v, "load").next().cloned().unwrap_or_default();
+    let urgent = jobs_named(&v, "urgent").next().cloned().unwrap_or_default();
+    // Samples of CPU 0's SQ after the ramp.
+    let after: Vec<_> = out
+        .occupancy
+        .iter()
+        .filter(|o| o.sq == 0 && o.time_ns >= ramp * 1_000_000)
+        .collect();
+    let n = after.len().max(1) as f64;
+    let p = Point {
+        depth,
+        iops: load["read"]["iops"].as_f64().unwrap_or(0.0),
+        lat_us: load["read"]["lat_ns"]["mean"].as_f64().unwrap_or(0.0) / 1e3,
+        truth: after.iter().map(|o| o.truth as f64).sum::<f64>() / n,
+        estimate: after.iter().map(|o| o.estimate as f64).sum::<f64>() / n,
+        in_drive: after.iter().map(|o| o.unseen as f64).sum::<f64>() / n,
+        cpu0: v["nvmesim"]["host"]["cpu_util_pct"][0].as_f64().unwrap_or(0.0),
+        urgent_mean_us: urgent["read"]["lat_ns"]["mean"].as_f64().unwrap_or(0.0) / 1e3,
+        urgent_max_us: urgent["read"]["lat_ns"]["max"].as_f64().unwrap_or(0.0) / 1e3,
+    };
+    eprintln!(
+        "{dev_name:<16} QD {depth:>6}: {:>7.0} IOPS, SQ {:>8.1} (host thinks {:>8.1}), urgent read {:>9.1} µs",
+        p.iops, p.truth, p.estimate, p.urgent_mean_us
+    );
+    Ok(p)
 }
 
 impl Point {
@@ -378,56 +374,26 @@ IOPS at the deepest depth.\n",
         let _ = write!(line, " {:.0} µs |", last.urgent_mean_us);
         let _ = writeln!(md, "{line}");
     }
-    let at256: Vec<f64> = lines
-        .iter()
-        .filter_map(|(_, pts)| pts.iter().find(|p| p.depth == 256).map(|p| p.estimate))
-        .collect();
-    if at256.is_empty() {
+    // The host's estimate at one depth across the drives: its ends, and
+    // their range rows (none where no drive ran that depth).
+    let mut ends = |depth: u32, stem: &str| {
+        let at: Vec<f64> = lines
+            .iter()
+            .filter_map(|(_, pts)| pts.iter().find(|p| p.depth == depth).map(|p| p.estimate))
+            .collect();
+        if at.is_empty() {
+            return None;
+        }
+        let (lo, hi) = span(at);
+        let w = format!("{} with all to fewest dies, depth {depth}", s.slower.device);
+        push_span(rows, &w, stem, (lo, hi), "entries");
+        Some((lo, hi))
+    };
+    let Some((lo, hi)) = ends(256, "sq_occupancy_host_estimate_at_256") else {
         return;
-    }
-    let lo = at256.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = at256.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let w = format!("{} with all to fewest dies, depth 256", s.slower.device);
-    rows.push(row_with(
-        "range",
-        &w,
-        "sq_occupancy_host_estimate_at_256_min",
-        lo,
-        "entries",
-        &[],
-    ));
-    rows.push(row_with(
-        "range",
-        &w,
-        "sq_occupancy_host_estimate_at_256_max",
-        hi,
-        "entries",
-        &[],
-    ));
+    };
     let deepest = depths.iter().copied().max().unwrap_or(0);
-    let at_deepest: Vec<f64> = lines
-        .iter()
-        .filter_map(|(_, pts)| pts.iter().find(|p| p.depth == deepest).map(|p| p.estimate))
-        .collect();
-    let dlo = at_deepest.iter().copied().fold(f64::INFINITY, f64::min);
-    let dhi = at_deepest.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let w = format!("{} with all to fewest dies, depth {deepest}", s.slower.device);
-    rows.push(row_with(
-        "range",
-        &w,
-        "sq_occupancy_host_estimate_at_deepest_min",
-        dlo,
-        "entries",
-        &[],
-    ));
-    rows.push(row_with(
-        "range",
-        &w,
-        "sq_occupancy_host_estimate_at_deepest_max",
-        dhi,
-        "entries",
-        &[],
-    ));
+    let (dlo, dhi) = ends(deepest, "sq_occupancy_host_estimate_at_deepest").unwrap_or(span([]));
     let slots = config::device_preset(&s.slower.device)
         .map(|d| d.nvme.command_slots)
         .unwrap_or(0);

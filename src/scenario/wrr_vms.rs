@@ -7,7 +7,7 @@
 //! with weights high/medium/low 24/16/8 (Joshi et al., HotStorage '17, made
 //! the ionice -> WRR mapping; here it is driven by QEMU's IOThreads).
 
-use super::{row, row_with, run_vms_json, slug, with_runtime, write};
+use super::{push_span, row_with, run_vms_json, slug, span, with_runtime, write};
 use crate::config;
 use crate::machine::{Precondition, RunOptions};
 use crate::report::plot::{self, Panel, Series};
@@ -534,14 +534,8 @@ their own, a third beside the VM's last vCPU) and {JOBS_PER_VM} guest jobs at ea
             wrr.iothread_busy,
         );
     }
-    let fold = |f: &dyn Fn(&[Point; 2]) -> f64| {
-        range
-            .iter()
-            .map(|r| f(&r.2))
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)))
-    };
-    let (s_lo, s_hi) = fold(&|p| split(&p[1]));
-    let (t_lo, t_hi) = fold(&|p| p[1].iops.iter().sum());
+    let (s_lo, s_hi) = span(range.iter().map(|r| split(&r.2[1])));
+    let (t_lo, t_hi) = span(range.iter().map(|r| r.2[1].iops.iter().sum()));
     // What one IOThread carries: a VM's IOPS under RR with one IOThread.
     let one: Vec<f64> = range.iter().filter(|r| r.0 == 1).map(|r| r.2[0].iops[0]).collect();
     let per_iothread = one.iter().sum::<f64>() / one.len().max(1) as f64;
@@ -552,10 +546,8 @@ their own, a third beside the VM's last vCPU) and {JOBS_PER_VM} guest jobs at ea
         JOBS_PER_VM * range.iter().map(|r| r.1).min().unwrap_or(0),
         JOBS_PER_VM * range.iter().map(|r| r.1).max().unwrap_or(0),
     );
-    rows.push(row("range", &w, "wrr_vm1_over_vm3_min", s_lo, "x"));
-    rows.push(row("range", &w, "wrr_vm1_over_vm3_max", s_hi, "x"));
-    rows.push(row("range", &w, "wrr_total_iops_min", t_lo, "IOPS"));
-    rows.push(row("range", &w, "wrr_total_iops_max", t_hi, "IOPS"));
+    push_span(rows, &w, "wrr_vm1_over_vm3", (s_lo, s_hi), "x");
+    push_span(rows, &w, "wrr_total_iops", (t_lo, t_hi), "IOPS");
     let _ = writeln!(
         md,
         "\n**Across the range, WRR 24/16/8 gives VM1 : VM3 = {s_lo:.2} to {s_hi:.2}** (the study: 208k / 76k = \
