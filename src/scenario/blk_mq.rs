@@ -11,7 +11,7 @@
 //! to it. The setup (machines, core counts, jobs, device) is in the data
 //! files of `blk_mq/`, copied into the output folder.
 
-use super::{row_with, run_json, with_runtime, write};
+use super::{push_span, row_with, run_json, span, with_runtime, write};
 use crate::config::{self, HostConfig};
 use crate::machine::Precondition;
 use crate::report::plot::{self, Panel, Series};
@@ -102,11 +102,27 @@ fn job_for(template: &str, n: u32, runtime: &str) -> String {
 
 /// The machine config text: host preset + the scenario's device + `keys`.
 fn config_text(host: &str, keys: &str) -> String {
+    config_text_costs(host, "", keys)
+}
+
+/// As `config_text`, with `costs` overriding keys of the preset's `[host.costs]`.
+fn config_text_costs(host: &str, costs: &str, keys: &str) -> String {
+    let costs = if costs.is_empty() {
+        String::new()
+    } else {
+        format!("[host.costs]\n{costs}\n\n")
+    };
     format!(
-        "[host]\nextends = \"{host}\"\n\n{}",
+        "[host]\nextends = \"{host}\"\n\n{costs}{}",
         DEVICE.replacen("[device]\n", &format!("[device]\n{keys}\n"), 1)
     )
 }
+
+/// The other end of the disk-accounting range: blk-mq keeping the disk's
+/// statistics per CPU (`disk_stats_shared_lines = 0`), as the slides list
+/// among blk-mq's design (blk-mq-systor13-slides.txt:77).
+const PER_CPU_STATS: &str = "disk_stats_shared_lines = 0";
+const PER_CPU_LABEL: &str = "blk-mq, per-CPU stats";
 
 fn measure(cfg_name: &str, cfg_text: &str, job_name: &str, job: &str, seed: u64) -> Result<Point, String> {
     let cfg = config::load_machine(Some((cfg_name, cfg_text)), None, None)?;
@@ -150,6 +166,32 @@ fn measure(cfg_name: &str, cfg_text: &str, job_name: &str, job: &str, seed: u64)
         lat_us: lat_ns / 1e3,
         shared,
     })
+}
+
+/// One end of the disk-accounting range on one machine, at its full core count.
+#[derive(Debug, Clone)]
+struct AccountingEnd {
+    /// blk-mq / single-queue async IOPS.
+    iops_ratio: f64,
+    /// blk-mq / single-queue sync mean latency.
+    lat_ratio: f64,
+    /// blk-mq's sync mean latency, µs.
+    lat_mq: f64,
+    /// blk-mq's IOPS as a share of its one-core IOPS times the cores.
+    scale: Option<f64>,
+}
+
+/// A machine's row of the disk-accounting range.
+#[derive(Debug, Clone)]
+struct AccountingRow {
+    host: String,
+    full: u32,
+    /// The preset's kernel: the in-flight counter on one shared line.
+    shared: AccountingEnd,
+    /// The single queue's sync mean latency, µs.
+    lat_sq: f64,
+    /// Per-CPU statistics (`None` where the preset keeps them per CPU already).
+    per_cpu: Option<AccountingEnd>,
 }
 
 /// Time a lock or line set was held or in transfer, ns.
@@ -270,21 +312,28 @@ blk-mq writes with atomics when each request starts and again when it ends, from
     let _ = writeln!(md, "## Asynchronous 512 B random reads: IOPS against cores\n");
     crate::outln!("async 512 B random reads, QD32 per job (IOPS)")?;
     let mut ratios = Vec::new();
+    let mut accounting: Vec<AccountingRow> = Vec::new();
     // blk-mq's async IOPS at each machine's full core count as a share of
     // that many times its one-core IOPS ("Against the paper").
     let mut scaling: Vec<String> = Vec::new();
     for (m, h) in setup.machine.iter().zip(&hosts) {
         let mut pts: Vec<Vec<(u32, Point)>> = vec![Vec::new(); setup.layers.len()];
         let mut sync_pts: Vec<Vec<(u32, Point)>> = vec![Vec::new(); setup.layers.len()];
+        // blk-mq with per-CPU statistics, where the preset shares the line
+        // (the accounting range's other end).
+        let per_cpu_end = h.costs.disk_stats_shared_lines > 0 && setup.layers.iter().any(|l| l == "blk-mq");
+        let mut pc_pts: Vec<(u32, Point)> = Vec::new();
+        let mut pc_sync: Vec<(u32, Point)> = Vec::new();
         crate::outln!("  {}", m.host)?;
         crate::outln!(
-            "    {:>5}  {:>12}  {:>12}  {:>12}   {:>10}  {:>8}",
+            "    {:>5}  {:>12}  {:>12}  {:>12}   {:>10}  {:>8}  {:>12}",
             "cores",
             "single-queue",
             "blk-mq",
             "bypass",
             "lock wait",
-            "lock busy"
+            "lock busy",
+            if per_cpu_end { "mq per-CPU" } else { "" }
         )?;
         for &n in &m.cores {
             if n > h.sockets * h.cores_per_socket {
@@ -332,6 +381,31 @@ blk-mq writes with atomics when each request starts and again when it ends, from
                 pts[li].push((n, p));
                 sync_pts[li].push((n, s));
             }
+            if per_cpu_end {
+                let cname = format!("{}-blk-mq-per-cpu-stats.toml", m.host);
+                let ctext = config_text_costs(&m.host, PER_CPU_STATS, "block_layer = \"blk-mq\"");
+                write(dir, &format!("configs/{cname}"), &ctext)?;
+                let p = measure(&cname, &ctext, &aname, &ajob, seed)?;
+                let s = measure(&cname, &ctext, &sname, &sjob, seed)?;
+                let variant = format!("{} {PER_CPU_LABEL}", m.host);
+                let tags = [
+                    ("host", Value::from(m.host.as_str())),
+                    ("layer", Value::from("blk-mq")),
+                    ("disk_stats_lines", Value::from(0)),
+                    ("cores", Value::from(n)),
+                ];
+                for (metric, value, unit, workload) in [
+                    ("iops", p.iops, "IOPS", "async"),
+                    ("lat_mean", p.lat_us, "us", "async"),
+                    ("iops", s.iops, "IOPS", "sync"),
+                    ("lat_mean", s.lat_us, "us", "sync"),
+                ] {
+                    let workload = format!("{workload} 512B randread, {n} cores");
+                    rows.push(row_with(&variant, &workload, metric, value, unit, &tags));
+                }
+                pc_pts.push((n, p));
+                pc_sync.push((n, s));
+            }
             let sq = setup.layers.iter().position(|l| l == "single-queue");
             let lock = sq.and_then(|i| pts[i].last().and_then(|(_, p)| p.shared.clone()));
             let cell = |i: usize| {
@@ -341,7 +415,7 @@ blk-mq writes with atomics when each request starts and again when it ends, from
                     .unwrap_or_default()
             };
             crate::outln!(
-                "    {:>5}  {:>12}  {:>12}  {:>12}   {:>10}  {:>8}",
+                "    {:>5}  {:>12}  {:>12}  {:>12}   {:>10}  {:>8}  {:>12}",
                 n,
                 cell(0),
                 cell(1),
@@ -352,6 +426,7 @@ blk-mq writes with atomics when each request starts and again when it ends, from
                 lock.as_ref()
                     .map(|l| format!("{:.0}%", l.busy * 100.0))
                     .unwrap_or_default(),
+                pc_pts.last().map(|(_, p)| mega(p.iops)).unwrap_or_default(),
             )?;
         }
         // Markdown: IOPS table with the single-queue lock figures beside it.
@@ -362,6 +437,10 @@ blk-mq writes with atomics when each request starts and again when it ends, from
             let _ = write!(head, " {l} IOPS |");
             rule.push_str("---:|");
         }
+        if per_cpu_end {
+            let _ = write!(head, " {PER_CPU_LABEL} IOPS |");
+            rule.push_str("---:|");
+        }
         head.push_str(" single-queue lock: wait / transfer per acquisition | lock busy | most spinners |");
         rule.push_str("---:|---:|---:|");
         let _ = writeln!(md, "{head}\n{rule}");
@@ -370,6 +449,9 @@ blk-mq writes with atomics when each request starts and again when it ends, from
             let mut line = format!("| {n} |");
             for v in &pts {
                 let _ = write!(line, " {} |", mega(v[k].1.iops));
+            }
+            if let Some((_, p)) = pc_pts.get(k) {
+                let _ = write!(line, " {} |", mega(p.iops));
             }
             match sq.and_then(|i| pts[i][k].1.shared.clone()) {
                 Some(s) => {
@@ -449,12 +531,14 @@ request's start and end, busy {:.0}% of the time at {full} cores, a mean {:.0} n
                     _ => String::new(),
                 },
             );
-            if m.cores.first() == Some(&1) && full == h.sockets * h.cores_per_socket {
-                scaling.push(format!(
-                    "{:.0}% on `{}`",
-                    100.0 * q.iops / (q1.iops * full as f64),
-                    h.name
-                ));
+            // blk-mq at full cores as a share of linear scaling from one core.
+            let share = |first: &Point, last: &Point| {
+                (m.cores.first() == Some(&1) && full == h.sockets * h.cores_per_socket)
+                    .then(|| last.iops / (first.iops * full as f64))
+            };
+            let scale = share(q1, q);
+            if let Some(x) = scale {
+                scaling.push(format!("{:.0}% on `{}`", 100.0 * x, h.name));
             }
             let sync_sq = sq
                 .and_then(|i| sync_pts[i].last().map(|(_, p)| p.lat_us))
@@ -466,15 +550,72 @@ request's start and end, busy {:.0}% of the time at {full} cores, a mean {:.0} n
             let lat_ratio = if sync_sq > 0.0 { sync_mq / sync_sq } else { f64::NAN };
             let async_lat_ratio = if s.lat_us > 0.0 { q.lat_us / s.lat_us } else { f64::NAN };
             ratios.push((h.name.clone(), full, iops_ratio, lat_ratio, sync_mq, sync_sq));
+            let tags = [("host", Value::from(m.host.as_str())), ("cores", Value::from(full))];
             for (metric, value) in [
                 ("iops_ratio_blk_mq_over_single_queue", iops_ratio),
                 ("sync_latency_ratio_blk_mq_over_single_queue", lat_ratio),
                 ("async_latency_ratio_blk_mq_over_single_queue", async_lat_ratio),
             ] {
-                let tags = [("host", Value::from(m.host.as_str())), ("cores", Value::from(full))];
                 rows.push(row_with(&m.host, &format!("{full} cores"), metric, value, "x", &tags));
             }
+            // The same at the accounting range's per-CPU end.
+            let per_cpu = match (pc_pts.first(), pc_pts.last(), pc_sync.last()) {
+                (Some((_, p1)), Some((_, p)), Some((_, ps))) => {
+                    let e = AccountingEnd {
+                        iops_ratio: p.iops / s.iops.max(1.0),
+                        lat_ratio: if sync_sq > 0.0 { ps.lat_us / sync_sq } else { f64::NAN },
+                        lat_mq: ps.lat_us,
+                        scale: share(p1, p),
+                    };
+                    for (metric, value) in [
+                        ("iops_ratio_blk_mq_per_cpu_stats_over_single_queue", e.iops_ratio),
+                        ("sync_latency_ratio_blk_mq_per_cpu_stats_over_single_queue", e.lat_ratio),
+                    ] {
+                        rows.push(row_with(&m.host, &format!("{full} cores"), metric, value, "x", &tags));
+                    }
+                    if let (Some(a), Some(b)) = (scale, e.scale) {
+                        rows.push(row_with(
+                            &m.host,
+                            &format!("{full} cores"),
+                            "blk_mq_share_of_linear",
+                            a,
+                            "x",
+                            &tags,
+                        ));
+                        rows.push(row_with(
+                            &m.host,
+                            &format!("{full} cores"),
+                            "blk_mq_per_cpu_stats_share_of_linear",
+                            b,
+                            "x",
+                            &tags,
+                        ));
+                    }
+                    Some(e)
+                }
+                _ => None,
+            };
+            accounting.push(AccountingRow {
+                host: h.name.clone(),
+                full,
+                shared: AccountingEnd {
+                    iops_ratio,
+                    lat_ratio,
+                    lat_mq: sync_mq,
+                    scale,
+                },
+                lat_sq: sync_sq,
+                per_cpu,
+            });
         }
+        let pc_series = |v: &[(u32, Point)], f: fn(&Point) -> f64| {
+            (!v.is_empty()).then(|| Series {
+                label: PER_CPU_LABEL.into(),
+                points: v.iter().map(|(n, p)| (*n as f64, f(p))).collect(),
+            })
+        };
+        let pc_iops = pc_series(&pc_pts, |p| p.iops);
+        let pc_lat = pc_series(&pc_sync, |p| p.lat_us);
         iops_panels.push(Panel {
             title: format!(
                 "{} ({} socket{})",
@@ -494,6 +635,7 @@ request's start and end, busy {:.0}% of the time at {full} cores, a mean {:.0} n
                     label: l.clone(),
                     points: v.iter().map(|(n, p)| (*n as f64, p.iops)).collect(),
                 })
+                .chain(pc_iops)
                 .collect(),
         });
         lat_panels.push(Panel {
@@ -515,6 +657,7 @@ request's start and end, busy {:.0}% of the time at {full} cores, a mean {:.0} n
                     label: l.clone(),
                     points: v.iter().map(|(n, p)| (*n as f64, p.lat_us)).collect(),
                 })
+                .chain(pc_lat)
                 .collect(),
         });
         // Synchronous table for this machine, kept for the next section.
@@ -586,6 +729,7 @@ and the collision rate grows with cores and hand-off distance the same way as fo
         .iter()
         .filter(|r| {
             r["layer"] == "blk-mq"
+                && r.get("disk_stats_lines").is_none()
                 && r["metric"] == "iops"
                 && r["workload"].as_str().is_some_and(|w| w.starts_with("async"))
         })
@@ -615,6 +759,8 @@ cores: {}).\n",
             .collect::<Vec<_>>()
             .join(", "),
     );
+
+    accounting_section(&mut md, &mut rows, &accounting);
 
     // ------------------------------------------------------------ mapping
     let mp = &setup.mapping;
@@ -774,6 +920,95 @@ hand-offs cross sockets, so IOPS against cores can dip and recover where a line 
     crate::outln!("wrote {}", dir.join("report.md").display())?;
     crate::outln!("{summary}")?;
     Ok(())
+}
+
+/// The disk-accounting range: the main runs' shared in-flight line against
+/// per-CPU statistics, per machine and for the study's four figures, with
+/// the range rows (`<figure>_min` / `_max`, variant "range").
+fn accounting_section(md: &mut String, rows: &mut Vec<Value>, acc: &[AccountingRow]) {
+    let ends: Vec<(&AccountingRow, &AccountingEnd)> =
+        acc.iter().filter_map(|a| a.per_cpu.as_ref().map(|p| (a, p))).collect();
+    if ends.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "## The range of what the text does not give: blk-mq's disk accounting\n\n\
+The slides list per-CPU accounting among blk-mq's design (blk-mq-systor13-slides.txt:77). \
+blk-mq as merged in Linux 3.13 kept the statistics counters per CPU, as the legacy layer \
+already did, but still wrote the disk's in-flight counter and reference with atomics from \
+every CPU when each request started and ended (the hosts' presets, `disk_stats_shared_lines = 1`, \
+docs/presets.md); later kernels count in-flight requests from the tags. Which of the two the \
+measured prototype did is not said. The runs above keep the shared line; here blk-mq also runs \
+with the statistics per CPU (`disk_stats_shared_lines = 0`). The single queue accounts under its \
+lock either way, so its figures are the same at both ends. The text leans to the per-CPU end: \
+since the statistics counters were per CPU before blk-mq, what the slides name as part of the new \
+design is most likely the in-flight count; the merged code is the other end.\n\n\
+| machine | cores | blk-mq / single-queue IOPS: shared line, per-CPU | single-queue / blk-mq sync latency: shared, per-CPU | blk-mq at full cores, share of linear: shared, per-CPU |\n\
+|---|---:|---:|---:|---:|"
+    );
+    let pct = |x: Option<f64>| x.map(|v| format!("{:.0}%", 100.0 * v)).unwrap_or_else(|| "-".into());
+    for (a, p) in &ends {
+        let _ = writeln!(
+            md,
+            "| `{}` | {} | {:.2}x, {:.2}x | {:.2}x, {:.2}x ({:.2} µs, {:.2} µs / {:.2} µs) | {}, {} |",
+            a.host,
+            a.full,
+            a.shared.iops_ratio,
+            p.iops_ratio,
+            1.0 / a.shared.lat_ratio,
+            1.0 / p.lat_ratio,
+            a.shared.lat_mq,
+            p.lat_mq,
+            a.lat_sq,
+            pct(a.shared.scale),
+            pct(p.scale),
+        );
+    }
+    // The study's four figures at each end: the smallest and largest
+    // across the machines, as in "Study vs model".
+    let across =
+        |f: fn(&AccountingEnd) -> f64, end: bool| span(ends.iter().map(|(a, p)| f(if end { p } else { &a.shared })));
+    let iops: fn(&AccountingEnd) -> f64 = |e| e.iops_ratio;
+    let lat: fn(&AccountingEnd) -> f64 = |e| 1.0 / e.lat_ratio;
+    let figures = [
+        ("blk_mq_iops_gain", "blk-mq / single-queue IOPS", "3.5-10", iops),
+        (
+            "blk_mq_latency_gain",
+            "single-queue / blk-mq sync latency",
+            "10-38",
+            lat,
+        ),
+    ];
+    let _ = writeln!(
+        md,
+        "\nThe study's figures at each end (smallest and largest across the four machines at their \
+full core counts):\n\n| figure | study | shared line | per-CPU | across the range |\n|---|---:|---:|---:|---:|"
+    );
+    for ((stem, what, study, f), high) in figures.iter().flat_map(|x| [(x, false), (x, true)]) {
+        let pick = |(lo, hi): (f64, f64)| if high { hi } else { lo };
+        let (s, p) = (pick(across(*f, false)), pick(across(*f, true)));
+        let (lo, hi) = span([s, p]);
+        let end = if high { "largest" } else { "smallest" };
+        let _ = writeln!(
+            md,
+            "| {what}, {end} across machines | {study} x | {s:.2}x | {p:.2}x | {lo:.2}x to {hi:.2}x |"
+        );
+        let stem = format!("{stem}_{}", if high { "high" } else { "low" });
+        push_span(rows, "disk accounting: shared line to per-CPU", &stem, (lo, hi), "x");
+    }
+    let (s_lo, s_hi) = span(ends.iter().filter_map(|(a, _)| a.shared.scale));
+    let (p_lo, p_hi) = span(ends.iter().filter_map(|(_, p)| p.scale));
+    let _ = writeln!(
+        md,
+        "\nblk-mq's share of linear scaling at full cores is {:.0}-{:.0}% with the shared line and \
+{:.0}-{:.0}% per CPU. The accounting decides how blk-mq scales across sockets; it does not move the \
+one-socket gap, where the single queue is what the model makes too cheap.\n",
+        100.0 * s_lo,
+        100.0 * s_hi,
+        100.0 * p_lo,
+        100.0 * p_hi,
+    );
 }
 
 #[cfg(test)]

@@ -176,6 +176,32 @@ fn blk_mq_scenario_writes_report_figures_rows_and_rerunnable_inputs() {
         .collect();
     assert!(r[0] > 1.0, "{r:?}");
     assert!(r.windows(2).all(|w| w[1] > w[0]), "ratio must grow with sockets: {r:?}");
+    // The disk-accounting range: per-CPU statistics take a shared line off
+    // blk-mq's path, so blk-mq gains on every machine, most on 8 sockets,
+    // and the range rows span both ends.
+    let value = |variant: &str, metric: &str| {
+        rows.iter()
+            .find(|r| r["variant"] == variant && r["metric"] == metric)
+            .and_then(|r| r["value"].as_f64())
+            .unwrap_or_else(|| panic!("no row {variant} {metric}"))
+    };
+    for h in ["i7-3930k-1s", "x5690-2s", "x7560-4s", "e7-2870-8s"] {
+        let pc = value(h, "iops_ratio_blk_mq_per_cpu_stats_over_single_queue");
+        assert!(pc >= ratio(h), "{h}: per-CPU {pc} vs shared {}", ratio(h));
+    }
+    let (shared8, pc8) = (
+        value("e7-2870-8s", "blk_mq_share_of_linear"),
+        value("e7-2870-8s", "blk_mq_per_cpu_stats_share_of_linear"),
+    );
+    assert!(
+        pc8 > shared8 + 0.2 && pc8 <= 1.05,
+        "8 sockets: shared {shared8}, per-CPU {pc8}"
+    );
+    let (lo, hi) = (
+        value("range", "blk_mq_iops_gain_high_min"),
+        value("range", "blk_mq_iops_gain_high_max"),
+    );
+    assert!(lo == r[3] && hi > lo, "range {lo}-{hi} vs 8 sockets {}", r[3]);
     // A written point reruns by hand to the same IOPS.
     let job = d.join("jobs/async-512-8cores.fio");
     let cfg = d.join("configs/x7560-4s-single-queue.toml");
