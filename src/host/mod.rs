@@ -124,7 +124,10 @@ impl Host {
         let mut qps = vec![QueuePair::default(); nq as usize];
         for (i, qp) in qps.iter_mut().enumerate() {
             // The interrupt of the CQ this SQ posts to.
-            qp.irq_cpu = map.irq_cpu[map.cq_of[i] as usize];
+            qp.irq_cpu = match cfg.host.irq_affinity {
+                crate::config::IrqAffinity::Queue => map.irq_cpu[map.cq_of[i] as usize],
+                crate::config::IrqAffinity::FirstCpu => 0,
+            };
             qp.polled = map.is_poll_queue(i as u32);
         }
         let mut threads = threads;

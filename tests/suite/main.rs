@@ -23,6 +23,7 @@ mod hmb;
 mod host_scale;
 mod interrupt;
 mod invariants;
+mod irq_affinity;
 mod lazy_precondition;
 mod numa;
 mod occupancy;

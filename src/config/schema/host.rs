@@ -53,6 +53,36 @@ pub struct HostConfig {
     /// a hipri job's completions come by interrupt.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub poll_queues: u32,
+    /// Which CPU handles each NVMe completion vector's interrupts:
+    /// `queue` (the default) or `first-cpu` (see [`IrqAffinity`]).
+    #[serde(default, skip_serializing_if = "IrqAffinity::is_default")]
+    pub irq_affinity: IrqAffinity,
+}
+
+/// Where the NVMe driver's completion interrupts are handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IrqAffinity {
+    /// Each vector on the first CPU mapped to its queue: the affinity the
+    /// driver asks for is applied, as with managed vectors (Linux 4.8 on,
+    /// `pci_alloc_irq_vectors` with `PCI_IRQ_AFFINITY`) or a balancer that
+    /// follows the driver's hints (`irqbalance --hintpolicy=exact`).
+    #[default]
+    Queue,
+    /// Every vector on CPU 0. Before 4.8 the driver only published hints
+    /// (`irq_set_affinity_hint` with each hctx's CPU mask, drivers/block/nvme-core.c
+    /// in 4.2); until a balancer moves it, a vector keeps the default
+    /// affinity of all CPUs, and x86 hands its interrupts to one CPU of that
+    /// mask, the first (ESTIMATE: the kernel's vector allocation takes the
+    /// first online CPU of the mask with a free vector; which CPU takes them
+    /// in logical delivery modes depends on the chipset).
+    FirstCpu,
+}
+
+impl IrqAffinity {
+    fn is_default(&self) -> bool {
+        *self == IrqAffinity::Queue
+    }
 }
 
 fn is_zero(v: &u32) -> bool {
