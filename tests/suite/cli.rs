@@ -273,6 +273,18 @@ fn rw_isolation_scenario_keeps_reads_out_of_blocked_write_queues() {
         );
     }
     assert!(d.join("jobs/6r-2w-baseline-sync.fio").exists());
+    // The interrupt range: every variant of the first workload again with
+    // every vector on CPU 0, a config that says so, and the range's ends.
+    for v in ["Baseline", "FQueue", "Isolation"] {
+        assert!(get("6R+2W, ioengine=libaio, irq_affinity=first-cpu", v, "reader_iops_mean") > 0.0);
+    }
+    let irq_cfg = std::fs::read_to_string(d.join("configs/6r-2w-fqueue-libaio-irq-first-cpu.toml")).unwrap();
+    assert!(irq_cfg.contains("irq_affinity = \"first-cpu\""), "{irq_cfg}");
+    let w = "6R+2W: interrupt placement x engine";
+    assert!(
+        get(w, "range", "irq_range_isolation_over_baseline_min")
+            <= get(w, "range", "irq_range_isolation_over_baseline_max")
+    );
     for w in ["6R+2W", "4R+4W", "2R+6W"] {
         assert_eq!(get(w, "FQueue", "reads_held_behind_blocked_sq"), 0.0, "{w}");
         assert_eq!(get(w, "Isolation", "reads_held_behind_blocked_sq"), 0.0, "{w}");
