@@ -194,6 +194,19 @@ struct AccountingRow {
     per_cpu: Option<AccountingEnd>,
 }
 
+/// The rows of one point: the async and sync runs' IOPS and mean latency.
+fn push_point(rows: &mut Vec<Value>, variant: &str, tags: &[(&str, Value)], n: u32, a: &Point, s: &Point) {
+    for (metric, value, unit, workload) in [
+        ("iops", a.iops, "IOPS", "async"),
+        ("lat_mean", a.lat_us, "us", "async"),
+        ("iops", s.iops, "IOPS", "sync"),
+        ("lat_mean", s.lat_us, "us", "sync"),
+    ] {
+        let workload = format!("{workload} 512B randread, {n} cores");
+        rows.push(row_with(variant, &workload, metric, value, unit, tags));
+    }
+}
+
 /// Time a lock or line set was held or in transfer, ns.
 fn occupancy(l: &Value) -> f64 {
     l["hold_ns_total"].as_f64().unwrap_or(0.0) + l["cacheline_transfer_ns_total"].as_f64().unwrap_or(0.0)
@@ -357,15 +370,7 @@ blk-mq writes with atomics when each request starts and again when it ends, from
                     ("layer", Value::from(layer.as_str())),
                     ("cores", Value::from(n)),
                 ];
-                for (metric, value, unit, workload) in [
-                    ("iops", p.iops, "IOPS", "async"),
-                    ("lat_mean", p.lat_us, "us", "async"),
-                    ("iops", s.iops, "IOPS", "sync"),
-                    ("lat_mean", s.lat_us, "us", "sync"),
-                ] {
-                    let workload = format!("{workload} 512B randread, {n} cores");
-                    rows.push(row_with(&variant, &workload, metric, value, unit, &tags));
-                }
+                push_point(&mut rows, &variant, &tags, n, &p, &s);
                 if let Some(sh) = &p.shared {
                     let workload = format!("async 512B randread, {n} cores");
                     let mut tags = tags.to_vec();
@@ -394,15 +399,7 @@ blk-mq writes with atomics when each request starts and again when it ends, from
                     ("disk_stats_lines", Value::from(0)),
                     ("cores", Value::from(n)),
                 ];
-                for (metric, value, unit, workload) in [
-                    ("iops", p.iops, "IOPS", "async"),
-                    ("lat_mean", p.lat_us, "us", "async"),
-                    ("iops", s.iops, "IOPS", "sync"),
-                    ("lat_mean", s.lat_us, "us", "sync"),
-                ] {
-                    let workload = format!("{workload} 512B randread, {n} cores");
-                    rows.push(row_with(&variant, &workload, metric, value, unit, &tags));
-                }
+                push_point(&mut rows, &variant, &tags, n, &p, &s);
                 pc_pts.push((n, p));
                 pc_sync.push((n, s));
             }
