@@ -214,6 +214,42 @@ fn measure(v: &Value) -> Outcome {
     o
 }
 
+/// The main engine, then each other engine in `more` once, in order of first appearance.
+fn engine_list<'a>(setup: &'a Setup, more: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut engines = vec![setup.engine.as_str()];
+    for e in more {
+        if !engines.contains(&e) {
+            engines.push(e);
+        }
+    }
+    engines
+}
+
+/// The outcome of `variant` on workload `w` under `engine` with the preset's
+/// interrupt placement: a main-table run, or one of the engine range's.
+fn outcome<'a>(
+    setup: &Setup,
+    main: &'a [(String, String, Outcome)],
+    other: &'a [(String, String, String, Outcome)],
+    w: &str,
+    engine: &str,
+    variant: &str,
+) -> Option<&'a Outcome> {
+    if engine == setup.engine {
+        main.iter().find(|r| r.0 == w && r.1 == variant).map(|r| &r.2)
+    } else {
+        other
+            .iter()
+            .find(|r| r.0 == engine && r.1 == w && r.2 == variant)
+            .map(|r| &r.3)
+    }
+}
+
+/// Baseline's, FQueue's and Isolation's outcomes as `get` finds them, if all three ran.
+fn variants<'a>(get: impl Fn(&str) -> Option<&'a Outcome>) -> Option<[&'a Outcome; 3]> {
+    Some([get("Baseline")?, get("FQueue")?, get("Isolation")?])
+}
+
 /// The engine range: every workload and variant under each other engine
 /// beside the main one, and Isolation / Baseline under each.
 fn engine_section(
@@ -238,26 +274,11 @@ held reads as above.\n\n\
 |---|---|---|---:|---:|---|---:|",
         setup.engine
     );
-    let mut engines: Vec<&str> = vec![setup.engine.as_str()];
-    for (e, ..) in other {
-        if !engines.contains(&e.as_str()) {
-            engines.push(e);
-        }
-    }
+    let engines = engine_list(setup, other.iter().map(|r| r.0.as_str()));
     let mut ratios: Vec<f64> = Vec::new();
     for w in &setup.workload {
         for e in &engines {
-            let get = |v: &str| -> Option<&Outcome> {
-                if *e == setup.engine {
-                    main.iter().find(|r| r.0 == w.name && r.1 == v).map(|r| &r.2)
-                } else {
-                    other
-                        .iter()
-                        .find(|r| r.0 == *e && r.1 == w.name && r.2 == v)
-                        .map(|r| &r.3)
-                }
-            };
-            let (Some(b), Some(f), Some(i)) = (get("Baseline"), get("FQueue"), get("Isolation")) else {
+            let Some([b, f, i]) = variants(|v| outcome(setup, main, other, &w.name, e, v)) else {
                 continue;
             };
             let (mb, mf, mi) = (mean(&b.reader_iops), mean(&f.reader_iops), mean(&i.reader_iops));
@@ -329,12 +350,7 @@ shares its core with all the interrupt handling. Reader IOPS: mean per reader (s
 |---|---|---:|---:|---:|---:|---:|",
         w.name
     );
-    let mut engines: Vec<&str> = vec![setup.engine.as_str()];
-    for e in irq.iter().map(|p| p.1.as_str()) {
-        if !engines.contains(&e) {
-            engines.push(e);
-        }
-    }
+    let engines = engine_list(setup, irq.iter().map(|p| p.1.as_str()));
     let mut placements: Vec<&str> = vec!["queue"];
     placements.extend(setup.irq_affinities.iter().map(String::as_str));
     let (mut sd_red, mut iso, mut fq_cv) = (Vec::new(), Vec::new(), Vec::new());
@@ -342,19 +358,14 @@ shares its core with all the interrupt handling. Reader IOPS: mean per reader (s
     let pct = |x: f64| format!("{:.0}", x.round() + 0.0);
     for a in &placements {
         for e in &engines {
-            let get = |v: &str| -> Option<&Outcome> {
-                if *a != "queue" {
-                    irq.iter().find(|p| p.0 == *a && p.1 == *e && p.2 == v).map(|p| &p.3)
-                } else if *e == setup.engine {
-                    main.iter().find(|r| r.0 == w.name && r.1 == v).map(|r| &r.2)
+            let found = variants(|v| {
+                if *a == "queue" {
+                    outcome(setup, main, other, &w.name, e, v)
                 } else {
-                    other
-                        .iter()
-                        .find(|r| r.0 == *e && r.1 == w.name && r.2 == v)
-                        .map(|r| &r.3)
+                    irq.iter().find(|p| p.0 == *a && p.1 == *e && p.2 == v).map(|p| &p.3)
                 }
-            };
-            let (Some(b), Some(f), Some(i)) = (get("Baseline"), get("FQueue"), get("Isolation")) else {
+            });
+            let Some([b, f, i]) = found else {
                 continue;
             };
             let cell = |o: &Outcome| format!("{} (sd {:.0})", k(mean(&o.reader_iops)), stddev(&o.reader_iops));
